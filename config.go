@@ -1,0 +1,110 @@
+package loopbreaker
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Defaults used where a Config field is zero.
+const (
+	DefaultMaxConsecutiveFailures = 3
+	DefaultMaxSameErrorCount      = 5
+	DefaultCooldown               = 30 * time.Second
+	DefaultMaxFingerprints        = 10000
+)
+
+// Config sets the breaker's thresholds. The zero value of every field means
+// its default, so Config{} is a working configuration; a negative threshold
+// switches its signal off. New validates the Config and rejects values that
+// cannot mean anything.
+type Config struct {
+	// MaxConsecutiveFailures trips the circuit when this many iterations
+	// in a row have failed. Default 3; negative: never.
+	MaxConsecutiveFailures int
+
+	// MaxSameErrorCount trips the circuit when one error fingerprint has
+	// been seen this many times over the breaker's life, whatever came in
+	// between. Default 5; negative: never.
+	MaxSameErrorCount int
+
+	// Cooldown is how long the circuit stays open before it lets one probe
+	// iteration through. Default 30s; negative is invalid.
+	Cooldown time.Duration
+
+	// MaxFingerprints bounds the per-fingerprint error history. When it is
+	// full, the least recently seen fingerprint is forgotten (Stats counts
+	// these evictions); if that error comes back its count starts again.
+	// Default 10,000; negative is invalid.
+	MaxFingerprints int
+
+	// Now is the clock. Nil means time.Now. Tests drive time by hand by
+	// setting it. It is called with the breaker's lock held, so it must not
+	// call the breaker.
+	Now func() time.Time
+}
+
+// DefaultConfig returns the configuration of seed 000: 3 consecutive
+// failures, the same error 5 times, a 30 second cooldown.
+func DefaultConfig() Config {
+	return Config{
+		MaxConsecutiveFailures: DefaultMaxConsecutiveFailures,
+		MaxSameErrorCount:      DefaultMaxSameErrorCount,
+		Cooldown:               DefaultCooldown,
+		MaxFingerprints:        DefaultMaxFingerprints,
+	}
+}
+
+// ErrInvalidConfig is matched (errors.Is) by every error Validate returns.
+var ErrInvalidConfig = errors.New("loopbreaker: invalid config")
+
+// ConfigError describes one invalid Config field.
+type ConfigError struct {
+	Field  string // the Config field, e.g. "Cooldown"
+	Value  any    // the rejected value
+	Reason string // why it cannot mean anything
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("loopbreaker: invalid config: %s = %v: %s", e.Field, e.Value, e.Reason)
+}
+
+// Is makes every ConfigError match ErrInvalidConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// Validate reports every field that cannot mean anything, each as a
+// *ConfigError, joined with errors.Join. It returns nil for a usable Config,
+// including the zero Config.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field string, value any, reason string) {
+		errs = append(errs, &ConfigError{Field: field, Value: value, Reason: reason})
+	}
+	if c.Cooldown < 0 {
+		bad("Cooldown", c.Cooldown, "must not be negative (zero means the default, 30s)")
+	}
+	if c.MaxFingerprints < 0 || c.MaxFingerprints > math.MaxInt32 {
+		bad("MaxFingerprints", c.MaxFingerprints, "must be between 0 (the default, 10000) and 2147483647")
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	setDefault(&c.MaxConsecutiveFailures, DefaultMaxConsecutiveFailures)
+	setDefault(&c.MaxSameErrorCount, DefaultMaxSameErrorCount)
+	setDefault(&c.Cooldown, DefaultCooldown)
+	setDefault(&c.MaxFingerprints, DefaultMaxFingerprints)
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+func setDefault[T comparable](field *T, def T) {
+	var zero T
+	if *field == zero {
+		*field = def
+	}
+}

@@ -1,0 +1,52 @@
+package loopbreaker
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fakeClock is a hand-driven clock for Config.Now.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// newTestBreaker returns a breaker for cfg driven by a fresh fake clock.
+func newTestBreaker(t *testing.T, cfg Config) (*CircuitBreaker, *fakeClock) {
+	t.Helper()
+	clock := newFakeClock()
+	cfg.Now = clock.Now
+	b, err := New(cfg)
+	require.NoError(t, err)
+	return b, clock
+}
+
+// errA and errB are two distinct failures, each with a detail that changes
+// between iterations (the line number), as real errors do.
+func errA(line int) error {
+	return fmt.Errorf("TypeError: Cannot read property 'id' of undefined at UserController (/src/controllers/user.ts:%d:15)", line)
+}
+
+func errB(line int) error {
+	return fmt.Errorf("ReferenceError: config is not defined at loadConfig (/src/config.ts:%d:3)", line)
+}

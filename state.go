@@ -1,0 +1,99 @@
+package loopbreaker
+
+import (
+	"strconv"
+	"time"
+)
+
+// State is the circuit's state.
+type State uint8
+
+// The circuit's states. A new breaker is Closed.
+const (
+	// Closed: iterations run.
+	Closed State = iota
+	// Open: iterations do not run until the cooldown has passed.
+	Open
+	// HalfOpen: exactly one iteration (the probe) may run, and its outcome
+	// decides whether the circuit closes or opens again.
+	HalfOpen
+)
+
+// String returns CLOSED, OPEN or HALF_OPEN.
+func (s State) String() string {
+	switch s {
+	case Closed:
+		return "CLOSED"
+	case Open:
+		return "OPEN"
+	case HalfOpen:
+		return "HALF_OPEN"
+	}
+	return "State(" + strconv.Itoa(int(s)) + ")"
+}
+
+// This file holds every state transition of the breaker. Each function is
+// called with b.mu held.
+
+// advance moves an open circuit to half-open once the cooldown has passed
+// since it opened. It is the only transition driven by time, and it happens
+// lazily, when a call reads the clock.
+func (b *CircuitBreaker) advance(now time.Time) {
+	if b.state == Open && !now.Before(b.openedAt.Add(b.cfg.Cooldown)) {
+		b.state = HalfOpen
+		b.probeInFlight = false
+	}
+}
+
+// trip opens the circuit for reason and starts the cooldown.
+func (b *CircuitBreaker) trip(reason Reason, now time.Time) {
+	b.state = Open
+	b.reason = reason
+	b.openedAt = now
+	b.probeInFlight = false
+	b.opens++
+}
+
+// close closes the circuit after a successful probe. The consecutive
+// counters start again; the error history is kept.
+func (b *CircuitBreaker) close() {
+	b.state = Closed
+	b.reason = Reason{}
+	b.openedAt = time.Time{}
+	b.probeInFlight = false
+	b.consecutiveFailures = 0
+}
+
+// takeProbe lets the single half-open probe through. It reports false when
+// the probe is already in flight.
+func (b *CircuitBreaker) takeProbe() bool {
+	if b.probeInFlight {
+		return false
+	}
+	b.probeInFlight = true
+	return true
+}
+
+// settle applies the outcome of the iteration just recorded to the state:
+// a rule that fires opens a closed circuit; a half-open circuit closes on a
+// good probe and opens again, with a fresh cooldown, on a bad one. An
+// iteration that finishes while the circuit is open changes the counters
+// only.
+func (b *CircuitBreaker) settle(failed bool) {
+	switch b.state {
+	case Closed:
+		if reason, fired := b.firstFiringRule(); fired {
+			b.trip(reason, b.cfg.Now())
+		}
+	case HalfOpen:
+		reason, fired := b.firstFiringRule()
+		switch {
+		case fired:
+			b.trip(reason, b.cfg.Now())
+		case failed:
+			b.trip(Reason{Kind: ReasonProbeFailed, Fingerprint: formatFingerprint(b.lastFingerprint)}, b.cfg.Now())
+		default:
+			b.close()
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package loopbreaker
+
+import "time"
+
+// Reason says why the circuit opened, with the evidence. Its String is the
+// trip reason text, e.g. "3 consecutive failures (threshold: 3)". The zero
+// Reason (kind ReasonNone) prints as "".
+type Reason struct {
+	// Kind is the signal that fired.
+	Kind ReasonKind
+	// Count is the evidence: failures in a row, or how often the error
+	// was seen.
+	Count int
+	// Threshold is the configured limit that Count reached.
+	Threshold int
+	// Fingerprint is the error involved, where there is one.
+	Fingerprint string
+}
+
+// String returns the human-readable trip reason.
+func (r Reason) String() string {
+	if int(r.Kind) >= len(rules) {
+		return r.Kind.String()
+	}
+	return rules[r.Kind].text(r)
+}
+
+// Stats is a snapshot of the breaker. It is a copy: the caller may keep and
+// change it.
+type Stats struct {
+	// State is the circuit's state at the time of the snapshot.
+	State State
+	// Reason is why the circuit last opened; zero while it is closed.
+	Reason Reason
+	// OpenedAt is when the circuit last opened; zero while it is closed.
+	OpenedAt time.Time
+	// RetryAfter is, while the circuit is open, the time left until the
+	// probe may run; zero otherwise.
+	RetryAfter time.Duration
+	// Opens counts how often the circuit has opened since New or Reset.
+	Opens int
+
+	// Iterations counts the recorded iterations.
+	Iterations int
+	// ConsecutiveFailures counts the failures since the last success.
+	ConsecutiveFailures int
+	// TotalFailures counts every failure.
+	TotalFailures int
+	// ConsecutiveNoProgress counts the iterations in a row that made no
+	// progress (only iterations that report Progress are counted).
+	ConsecutiveNoProgress int
+
+	// UniqueErrors is the number of distinct error fingerprints in the
+	// history.
+	UniqueErrors int
+	// EvictedErrors counts the fingerprints dropped from the history
+	// because it held Config.MaxFingerprints of them.
+	EvictedErrors int
+	// LastFingerprint is the fingerprint of the most recent failure; ""
+	// before the first.
+	LastFingerprint string
+	// ErrorCounts maps each fingerprint in the history to the number of
+	// times it was seen.
+	ErrorCounts map[string]int
+}
