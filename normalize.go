@@ -77,25 +77,15 @@ func (w *normWriter) bytes() []byte { return w.buf[:w.n] }
 
 func (w *normWriter) full() bool { return w.runes >= MaxNormalizedRunes }
 
-// putASCII writes one ASCII byte, dropping white space at the very start.
+// putASCII writes one ASCII byte.
 func (w *normWriter) putASCII(c byte) {
-	if w.n == 0 && isASCIISpace(c) {
-		return
-	}
 	w.buf[w.n] = c
 	w.n++
 	w.runes++
 }
 
-// putRune writes one rune, dropping white space at the very start.
+// putRune writes one rune.
 func (w *normWriter) putRune(r rune) {
-	if r < utf8.RuneSelf {
-		w.putASCII(byte(r))
-		return
-	}
-	if w.n == 0 && unicode.IsSpace(r) {
-		return
-	}
 	w.n += utf8.EncodeRune(w.buf[w.n:], r)
 	w.runes++
 }
@@ -122,55 +112,109 @@ func (w *normWriter) trimRight() {
 	}
 }
 
+// Byte classes for the normalizer's dispatch.
+const (
+	classPlain = iota // ASCII that is copied lower-cased
+	classDigit        // 0-9: a digit run or a hex value
+	classA            // a or A: perhaps the "at" of a stack frame
+	classMulti        // the first byte of a multi-byte (or invalid) sequence
+)
+
+var byteClass, lowerTable = func() (class, lower [256]byte) {
+	for c := 0; c < 256; c++ {
+		lower[c] = byte(c)
+		switch {
+		case c >= utf8.RuneSelf:
+			class[c] = classMulti
+		case c >= '0' && c <= '9':
+			class[c] = classDigit
+		case c == 'a' || c == 'A':
+			class[c] = classA
+		}
+		if c >= 'A' && c <= 'Z' {
+			lower[c] = byte(c) + 'a' - 'A'
+		}
+	}
+	return class, lower
+}()
+
 // normalize appends the normalized form of s. It is a single left-to-right
 // pass: at each position the first rule that matches there wins (hex, then
 // stack frame, then digits), which gives the same result as applying the
 // rules one after another over the whole text.
 func (w *normWriter) normalize(s string) {
-	// prev is the previous input rune, lower-cased; a stack frame's "at"
-	// must start a word. The start of the text counts as a word boundary.
-	prev := rune(' ')
-	i := 0
+	i := skipLeadingSpace(s)
+	start := i
 	for i < len(s) && !w.full() {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			r = unicode.ToLower(r)
-			w.putRune(r)
-			prev = r
-			i += size
-			continue
-		}
-		switch {
-		case c >= '0' && c <= '9':
+		switch byteClass[s[i]] {
+		case classPlain:
+			// Copy the run of plain bytes that fits under the cap.
+			end := min(len(s), i+MaxNormalizedRunes-w.runes)
+			j := i
+			for j < end && byteClass[s[j]] == classPlain {
+				w.buf[w.n] = lowerTable[s[j]]
+				w.n++
+				j++
+			}
+			w.runes += j - i
+			i = j
+		case classDigit:
 			if end := hexEnd(s, i); end > i {
 				w.putPlaceholder("HEX")
-				prev = rune(lowerASCII(s[end-1]))
 				i = end
 				continue
 			}
-			end := digitsEnd(s, i)
 			w.putPlaceholder("N")
-			prev = rune(s[end-1])
-			i = end
-		case (c|0x20) == 'a' && !isWordRune(prev):
-			if end := stackFrameEnd(s, i); end > i {
-				w.putPlaceholder("STACK")
-				prev = ')'
-				i = end
-				continue
+			i = digitsEnd(s, i)
+		case classA:
+			if i == start || !isWordRune(lastRuneLower(s[:i])) {
+				if end := stackFrameEnd(s, i); end > i {
+					w.putPlaceholder("STACK")
+					i = end
+					continue
+				}
 			}
 			w.putASCII('a')
-			prev = 'a'
 			i++
-		default:
-			c = lowerASCII(c)
-			w.putASCII(c)
-			prev = rune(c)
-			i++
+		case classMulti:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			w.putRune(unicode.ToLower(r))
+			i += size
 		}
 	}
 	w.trimRight()
+}
+
+// skipLeadingSpace returns the index of the first rune of s that is not
+// white space.
+func skipLeadingSpace(s string) int {
+	i := 0
+	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf {
+			if !isASCIISpace(c) {
+				return i
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !unicode.IsSpace(r) {
+			return i
+		}
+		i += size
+	}
+	return i
+}
+
+// lastRuneLower returns the last rune of s, lower-cased as the normalizer
+// sees it (an invalid byte is U+FFFD).
+func lastRuneLower(s string) rune {
+	c := s[len(s)-1]
+	if c < utf8.RuneSelf {
+		return rune(lowerTable[c])
+	}
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return unicode.ToLower(r)
 }
 
 // hexEnd returns the end of a hex value (0x followed by at least one hex
@@ -266,13 +310,6 @@ func skipBlanks(s string, i int) int {
 
 func isHexDigit(c byte) bool {
 	return c >= '0' && c <= '9' || (c|0x20) >= 'a' && (c|0x20) <= 'f'
-}
-
-func lowerASCII(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return c + ('a' - 'A')
-	}
-	return c
 }
 
 // isWordRune reports whether r is an ASCII word character, the kind that

@@ -1,0 +1,99 @@
+package loopbreaker
+
+import (
+	"strings"
+	"testing"
+)
+
+// The hot path of a healthy loop: Check and RecordSuccess on a closed
+// circuit.
+func BenchmarkCheckRecordSuccess(b *testing.B) {
+	cb, err := New(DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if !cb.Check().Allow {
+			b.Fatal("refused")
+		}
+		cb.RecordSuccess()
+	}
+}
+
+func BenchmarkCheckRecordSuccessParallel(b *testing.B) {
+	cb, err := New(DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			cb.Check()
+			cb.RecordSuccess()
+		}
+	})
+}
+
+// stackTrace returns a Node-style error with frames, about size bytes.
+func stackTrace(size int) string {
+	var sb strings.Builder
+	sb.WriteString("TypeError: Cannot read properties of undefined (reading 'id')\n")
+	for i := 0; sb.Len() < size; i++ {
+		sb.WriteString("    at UserController.show (/home/dev/app/src/controllers/user.ts:42:15)\n")
+	}
+	return sb.String()[:size]
+}
+
+func BenchmarkRecordFailure1KB(b *testing.B) {
+	cb, err := New(Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	msg := stackTrace(1 << 10)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msg)))
+	for i := 0; i < b.N; i++ {
+		cb.RecordFailure(msg)
+	}
+}
+
+// goPanic returns a Go panic with a goroutine trace, about size bytes.
+func goPanic(size int) string {
+	var sb strings.Builder
+	sb.WriteString("panic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x18 pc=0x4a2f1c]\n\ngoroutine 1 [running]:\n")
+	for sb.Len() < size {
+		sb.WriteString("main.(*Server).handle(0xc000126000, {0x5b3e60, 0xc00012a0f0})\n\t/tmp/go-build2281/app/server.go:117 +0x1bc\n")
+	}
+	return sb.String()[:size]
+}
+
+func benchmarkFingerprint(b *testing.B, msg string) {
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msg)))
+	for i := 0; i < b.N; i++ {
+		fingerprint32(msg)
+	}
+}
+
+func BenchmarkFingerprint2KB(b *testing.B)  { benchmarkFingerprint(b, goPanic(2<<10)) }
+func BenchmarkFingerprint10MB(b *testing.B) { benchmarkFingerprint(b, goPanic(10<<20)) }
+
+// The public form, which also renders the 8-character string.
+func BenchmarkFingerprintString2KB(b *testing.B) {
+	msg := goPanic(2 << 10)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		Fingerprint(msg)
+	}
+}
+
+// The seed rules as a chain of regexp replacements, for comparison.
+func BenchmarkNormalizeRegexpChain2KB(b *testing.B) {
+	msg := goPanic(2 << 10)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msg)))
+	for i := 0; i < b.N; i++ {
+		normalizeWithRegexps(msg)
+	}
+}

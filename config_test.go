@@ -1,0 +1,79 @@
+package loopbreaker
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDefaultConfigHasTheSeedValues(t *testing.T) {
+	cfg := DefaultConfig()
+	assert.Equal(t, 3, cfg.MaxConsecutiveFailures)
+	assert.Equal(t, 5, cfg.MaxSameErrorCount)
+	assert.Equal(t, 30*time.Second, cfg.Cooldown)
+	assert.Equal(t, 10000, cfg.MaxFingerprints)
+	assert.NoError(t, cfg.Validate())
+}
+
+// The zero Config behaves exactly as DefaultConfig.
+func TestZeroConfigMeansDefaults(t *testing.T) {
+	assert.NoError(t, Config{}.Validate())
+	got := Config{}.withDefaults()
+	want := DefaultConfig().withDefaults()
+	assert.NotNil(t, got.Now)
+	got.Now, want.Now = nil, nil
+	assert.Equal(t, want, got)
+}
+
+func TestValidateNamesTheBadField(t *testing.T) {
+	tests := []struct {
+		name  string
+		cfg   Config
+		field string
+	}{
+		{"negative cooldown", Config{Cooldown: -time.Second}, "Cooldown"},
+		{"negative fingerprint bound", Config{MaxFingerprints: -1}, "MaxFingerprints"},
+		{"fingerprint bound too large", Config{MaxFingerprints: math.MaxInt32 + 1}, "MaxFingerprints"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			require.Error(t, err)
+			assert.ErrorIs(t, err, ErrInvalidConfig)
+			var cerr *ConfigError
+			require.ErrorAs(t, err, &cerr)
+			assert.Equal(t, tt.field, cerr.Field)
+			assert.Contains(t, err.Error(), tt.field)
+
+			b, err := New(tt.cfg)
+			assert.Nil(t, b)
+			assert.ErrorIs(t, err, ErrInvalidConfig)
+		})
+	}
+}
+
+func TestValidateReportsEveryBadField(t *testing.T) {
+	err := Config{Cooldown: -1, MaxFingerprints: -1}.Validate()
+	require.Error(t, err)
+	var fields []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var cerr *ConfigError
+		require.True(t, errors.As(e, &cerr))
+		fields = append(fields, cerr.Field)
+	}
+	assert.Equal(t, []string{"Cooldown", "MaxFingerprints"}, fields)
+}
+
+func TestNegativeThresholdsAreValidAndSwitchOff(t *testing.T) {
+	cfg := Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: -5}
+	require.NoError(t, cfg.Validate())
+	b, _ := newTestBreaker(t, cfg)
+	for i := 0; i < 100; i++ {
+		b.Record(Iteration{Err: errA(i)})
+	}
+	assert.Equal(t, Closed, b.State())
+}

@@ -1,0 +1,136 @@
+package loopbreaker_test
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/loopbreaker/loopbreaker"
+)
+
+// The loop contract: Check before each iteration, Record after it. Here a
+// scripted agent fails once, recovers, then hits the same error three
+// times in a row, and the breaker stops the loop.
+func Example() {
+	script := []error{
+		errors.New("exit status 1: go test ./... failed"),
+		nil,
+		errors.New("undefined: loadUser (main.go:12:3)"),
+		errors.New("undefined: loadUser (main.go:14:3)"),
+		errors.New("undefined: loadUser (main.go:15:9)"),
+		nil, // never runs
+	}
+	cb, err := loopbreaker.New(loopbreaker.DefaultConfig())
+	if err != nil {
+		panic(err)
+	}
+	for i, step := range script {
+		d := cb.Check()
+		if !d.Allow {
+			fmt.Printf("iteration %d: stopping: %s\n", i+1, d.Reason)
+			break
+		}
+		cb.Record(loopbreaker.Iteration{Err: step})
+		fmt.Printf("iteration %d: %s\n", i+1, cb.State())
+	}
+	// Output:
+	// iteration 1: CLOSED
+	// iteration 2: CLOSED
+	// iteration 3: CLOSED
+	// iteration 4: CLOSED
+	// iteration 5: OPEN
+	// iteration 6: stopping: 3 consecutive failures (threshold: 3)
+}
+
+// The cooldown and the single probe, with a hand-driven clock.
+func Example_cooldown() {
+	now := time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
+	cb, _ := loopbreaker.New(loopbreaker.Config{
+		MaxConsecutiveFailures: 1,
+		Cooldown:               time.Minute,
+		Now:                    func() time.Time { return now },
+	})
+	cb.RecordFailure("connection refused")
+	d := cb.Check()
+	fmt.Println(d.State, d.Allow, d.RetryAfter)
+
+	now = now.Add(time.Minute)
+	probe := cb.Check()
+	fmt.Println(probe.State, probe.Allow, probe.Probe)
+	fmt.Println(cb.Check().Allow) // a second iteration waits for the probe
+
+	cb.RecordSuccess()
+	fmt.Println(cb.State())
+	// Output:
+	// OPEN false 1m0s
+	// HALF_OPEN true true
+	// false
+	// CLOSED
+}
+
+// A runner that wants an error for a refused iteration uses Decision.Err,
+// which matches ErrOpen and carries the reason.
+func ExampleDecision_Err() {
+	cb, _ := loopbreaker.New(loopbreaker.Config{MaxSameErrorCount: 2})
+	cb.RecordFailure("KeyError: 'user_id'")
+	cb.RecordSuccess()
+	cb.RecordFailure("KeyError: 'user_id'")
+
+	err := cb.Check().Err()
+	fmt.Println(errors.Is(err, loopbreaker.ErrOpen))
+	var open *loopbreaker.OpenError
+	if errors.As(err, &open) {
+		fmt.Println(open.Reason.Kind, "-", open.Reason)
+	}
+	// Output:
+	// true
+	// same_error - Same error repeated 2 times (threshold: 2)
+}
+
+// Presets carry seed 000's thresholds; an explicit field wins over the
+// preset, as a command-line flag would.
+func ExamplePreset() {
+	cfg, err := loopbreaker.Preset("refactor")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(cfg.MaxConsecutiveFailures, cfg.MaxSameErrorCount)
+
+	cfg.MaxSameErrorCount = 4 // e.g. from --circuit-breaker-errors 4
+	fmt.Println(cfg.MaxConsecutiveFailures, cfg.MaxSameErrorCount)
+
+	_, err = loopbreaker.Preset("yolo")
+	fmt.Println(err)
+	// Output:
+	// 2 3
+	// 2 4
+	// loopbreaker: unknown preset "yolo" (known: feature, tdd-red-green, refactor, incident-response, migration-safety)
+}
+
+// The seed's worked example: the same error at another line is the same
+// error.
+func ExampleFingerprint() {
+	a := "TypeError: Cannot read property 'id' of undefined at UserController (/src/controllers/user.ts:42:15)"
+	b := "TypeError: Cannot read property 'id' of undefined at UserController (/src/controllers/user.ts:87:22)"
+	fmt.Println(loopbreaker.Normalize(a))
+	fmt.Println(loopbreaker.Fingerprint(a) == loopbreaker.Fingerprint(b))
+	fmt.Println(loopbreaker.Normalize("panic at 0x7f3a after 1500ms"))
+	// Output:
+	// typeerror: cannot read property 'id' of undefined STACK
+	// true
+	// panic at HEX after Nms
+}
+
+func ExampleCircuitBreaker_Stats() {
+	cb, _ := loopbreaker.New(loopbreaker.DefaultConfig())
+	cb.RecordFailure("timeout after 30s")
+	cb.RecordFailure("timeout after 31s")
+	cb.RecordSuccess()
+	cb.RecordFailure("disk full")
+	s := cb.Stats()
+	fmt.Println(s.State, s.ConsecutiveFailures, s.TotalFailures, s.UniqueErrors)
+	fmt.Println(s.ErrorCounts[loopbreaker.Fingerprint("timeout after 1s")])
+	// Output:
+	// CLOSED 1 3 2
+	// 2
+}
