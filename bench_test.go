@@ -69,6 +69,7 @@ func goPanic(size int) string {
 }
 
 func benchmarkFingerprint(b *testing.B, msg string) {
+	b.ResetTimer()
 	b.ReportAllocs()
 	b.SetBytes(int64(len(msg)))
 	for i := 0; i < b.N; i++ {

@@ -141,7 +141,7 @@ var normalizeSamples = []string{
 	"at f (a:0x1:2)", "at f (a:1:0x)", "at f (a:10x1:2)", "xat f (a:1:2)", "_at f (a:1:2)", "-at f (a:1:2)",
 	"at\tf\t(a:1:2)", "at f (a:1:2)(b:3:4)", "at f ((a:1:2)", "at f (a:1:2:3)", "at f (:1:2)", "at f (a::2)",
 	"\u212aat f (a:1:2)", "\u0130at f (a:1:2)", "éat f (a:1:2)", "\xffat f (a:1:2)",
-	"  leading", "trailing  ", strings.Repeat("x ", 300), strings.Repeat("at f (a:1:2) ", 200),
+	"  leading", "trailing  ", strings.Repeat("x ", 300), strings.Repeat("at f (a:1:2) ", 45),
 	"\x00\x01\x02 \xc3\x28 \xe2\x82", "ΣΑΣ ǅ ﬃ", "0x1fat f (a:1:2)",
 }
 

@@ -20,11 +20,10 @@ const (
 	ReasonProbeFailed
 )
 
-// rule is one stop signal: its reason kind, the name and text of its
-// reason, and, for the signals evaluated after each iteration, the test
-// that fires it. Adding a signal means adding a kind above and a row below.
+// rule is one stop signal: the name and text of its reason and, for the
+// signals evaluated after each iteration, the test that fires it. Adding a
+// signal means adding a kind above and a row, at that index, below.
 type rule struct {
-	kind ReasonKind
 	name string
 	text func(r Reason) string
 	// fires evaluates the signal after an iteration was recorded, with

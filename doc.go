@@ -1,0 +1,52 @@
+// Package loopbreaker stops AI-agent loops that are stuck.
+//
+// A host program runs an agent in a loop. Once per iteration it asks the
+// breaker whether it may go on (Check) and tells it what happened (Record).
+// The breaker notices failure after failure and the same error coming back,
+// opens the circuit, says exactly why, waits out a cooldown, and then lets
+// one probe iteration through:
+//
+//	cb, err := loopbreaker.New(loopbreaker.DefaultConfig())
+//	if err != nil {
+//		return err
+//	}
+//	for {
+//		d := cb.Check()
+//		if !d.Allow {
+//			log.Printf("stopping: %s", d.Reason)
+//			break
+//		}
+//		err := agent.Step(ctx)
+//		cb.Record(loopbreaker.Iteration{Err: err})
+//	}
+//
+// # Signals
+//
+// The circuit opens (CLOSED → OPEN) when MaxConsecutiveFailures iterations in
+// a row failed (default 3), or when one error fingerprint has been seen
+// MaxSameErrorCount times over the breaker's life (default 5), even with
+// successes and other errors in between. Consecutive failures are checked
+// first. Each signal has its own ReasonKind and reason text, for example
+// "3 consecutive failures (threshold: 3)". A negative threshold switches its
+// signal off; zero means the default.
+//
+// # Same error
+//
+// Errors are compared by Fingerprint: the first 8 hex digits of the MD5 of
+// Normalize(msg), which replaces hex values, stack frames and numbers with
+// placeholders, lower-cases the rest, trims it and caps it at 500 runes, so
+// the same failure at another line or address is the same error.
+//
+// # States
+//
+// An open circuit refuses iterations until Config.Cooldown (default 30s)
+// has passed; it is then half-open and allows exactly one probe. A
+// successful probe closes the circuit (consecutive counters reset, error
+// history kept); a failed one opens it again with a fresh cooldown.
+// Transitions happen lazily when a call reads the clock (Config.Now):
+// the breaker starts no goroutines and no timers.
+//
+// The seed-style calls RecordSuccess, RecordFailure, IsTripped and
+// TripReason are there for hosts that prefer them. A CircuitBreaker is safe
+// for concurrent use.
+package loopbreaker

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func runAgentloop(t *testing.T, args ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	require.NoError(t, run(args, &out))
+	return out.String()
+}
+
+// The default run: the same error comes back five times, the breaker
+// trips, the probe after the cooldown fails the same way, and it stops.
+func TestAgentloopTripsOnTheRecurringError(t *testing.T) {
+	out := runAgentloop(t)
+	assert.Contains(t, out, "circuit open: Same error repeated 5 times (threshold: 5); waiting 10s for the probe")
+	assert.Contains(t, out, "probe: TypeError")
+	assert.Contains(t, out, "stopped: Same error repeated 6 times (threshold: 5) (reason kind same_error)")
+	assert.Contains(t, out, "stats: iterations=14 total_failures=8 unique_errors=2 opens=2")
+	assert.Equal(t, 14, strings.Count(out, "  CLOSED  ")+strings.Count(out, "  OPEN  "), "one status line per iteration")
+}
+
+// A flag given on the command line wins over the preset.
+func TestAgentloopFlagsBeatThePreset(t *testing.T) {
+	out := runAgentloop(t, "-preset", "migration-safety")
+	assert.Contains(t, out, "trip after 1 consecutive failures or the same error 2 times")
+	assert.Contains(t, out, "circuit open: 1 consecutive failures (threshold: 1)")
+
+	out = runAgentloop(t, "-preset", "migration-safety", "-failures", "3", "-same-errors", "-1")
+	assert.Contains(t, out, "trip after 3 consecutive failures or the same error off times")
+	assert.Contains(t, out, "script finished with the circuit CLOSED")
+}
+
+func TestAgentloopRejectsBadInput(t *testing.T) {
+	var out bytes.Buffer
+	err := run([]string{"-preset", "nope"}, &out)
+	assert.ErrorContains(t, err, `unknown preset "nope"`)
+	err = run([]string{"-cooldown", "-1s"}, &out)
+	assert.ErrorContains(t, err, "Cooldown")
+}
