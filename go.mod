@@ -1,6 +1,6 @@
 module github.com/loopbreaker/loopbreaker
 
-go 1.26.8
+go 1.23
 
 require github.com/stretchr/testify v1.12.1
 
