@@ -32,6 +32,8 @@ type loop struct {
 	lastFingerprint      uint32 // of the last failure
 	lastFingerprintCount int    // its count after the last failure
 	anyFailure           bool   // lastFingerprint is set
+
+	progress progressState
 }
 
 // Iteration is what the host tells the breaker about one iteration.
@@ -39,6 +41,11 @@ type Iteration struct {
 	// Err is the iteration's error; nil means it succeeded. Its Error()
 	// text is fingerprinted with Fingerprint.
 	Err error
+	// Progress is what the iteration achieved; nil when the host does not
+	// measure progress, and the progress signals then stay idle. Failure
+	// and progress are independent: a failed iteration that made progress
+	// counts as a failure and as progress.
+	Progress *Progress
 }
 
 // Decision is the breaker's answer to Check.
@@ -108,43 +115,52 @@ func (b *CircuitBreaker) Check() Decision {
 }
 
 // Record tells the breaker the outcome of an iteration. A failure (non-nil
-// Err) may open the circuit; the outcome of a half-open probe closes it or
-// opens it again. An iteration recorded while the circuit is open only
-// updates the counters.
+// Err) or a stalled iteration may open the circuit; the outcome of a
+// half-open probe closes it or opens it again. An iteration recorded while
+// the circuit is open only updates the counters.
 func (b *CircuitBreaker) Record(it Iteration) {
-	if it.Err == nil {
-		b.RecordSuccess()
-		return
+	var fp uint32
+	if it.Err != nil {
+		fp = fingerprint32(it.Err.Error()) // outside the lock: the only costly part
 	}
-	b.RecordFailure(it.Err.Error())
+	b.mu.Lock()
+	b.record(it.Err != nil, fp, it.Progress)
+	b.mu.Unlock()
 }
 
 // RecordSuccess records a successful iteration: the consecutive-failure
 // count goes back to zero; the error history is kept.
 func (b *CircuitBreaker) RecordSuccess() {
 	b.mu.Lock()
-	b.iterations++
-	b.consecutiveFailures = 0
-	b.lastFailed = false
-	b.settle(false)
+	b.record(false, 0, nil)
 	b.mu.Unlock()
 }
 
 // RecordFailure records a failed iteration with its error text and reports
 // whether the circuit is open after it.
 func (b *CircuitBreaker) RecordFailure(msg string) bool {
-	fp := fingerprint32(msg) // outside the lock: the only costly part
+	fp := fingerprint32(msg)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.iterations++
-	b.consecutiveFailures++
-	b.totalFailures++
-	b.lastFailed = true
-	b.anyFailure = true
-	b.lastFingerprint = fp
-	b.lastFingerprintCount = b.errors.add(fp)
-	b.settle(true)
+	b.record(true, fp, nil)
 	return b.state == Open
+}
+
+// record counts one iteration and settles the state. Called with b.mu held.
+func (b *CircuitBreaker) record(failed bool, fp uint32, p *Progress) {
+	b.iterations++
+	b.lastFailed = failed
+	if failed {
+		b.consecutiveFailures++
+		b.totalFailures++
+		b.anyFailure = true
+		b.lastFingerprint = fp
+		b.lastFingerprintCount = b.errors.add(fp)
+	} else {
+		b.consecutiveFailures = 0
+	}
+	b.observeProgress(p)
+	b.settle(failed)
 }
 
 // IsTripped reports whether the circuit is open. It is false once the
@@ -193,6 +209,11 @@ func (b *CircuitBreaker) Stats() Stats {
 		UniqueErrors:        b.errors.len(),
 		EvictedErrors:       b.errors.evicted,
 		ErrorCounts:         b.errors.snapshot(),
+
+		ConsecutiveNoProgress:        b.progress.consecutiveNoProgress,
+		ConsecutivePermissionDenials: b.progress.consecutiveDenials,
+		LastProgress:                 b.progress.lastProgress,
+		OutputTrend:                  b.progress.outputTrend(),
 	}
 	if b.anyFailure {
 		s.LastFingerprint = formatFingerprint(b.lastFingerprint)

@@ -9,10 +9,13 @@ import (
 
 // Defaults used where a Config field is zero.
 const (
-	DefaultMaxConsecutiveFailures = 3
-	DefaultMaxSameErrorCount      = 5
-	DefaultCooldown               = 30 * time.Second
-	DefaultMaxFingerprints        = 10000
+	DefaultMaxConsecutiveFailures    = 3
+	DefaultMaxSameErrorCount         = 5
+	DefaultCooldown                  = 30 * time.Second
+	DefaultMaxFingerprints           = 10000
+	DefaultNoProgressThreshold       = 3
+	DefaultOutputDeclinePercent      = 70
+	DefaultPermissionDenialThreshold = 3
 )
 
 // Config sets the breaker's thresholds. The zero value of every field means
@@ -39,20 +42,45 @@ type Config struct {
 	// Default 10,000; negative is invalid.
 	MaxFingerprints int
 
+	// NoProgressThreshold opens the circuit when this many measured
+	// iterations in a row made no progress; one iteration before that the
+	// circuit is half-open ("one more chance"), and progress then closes
+	// it. Only iterations that report Progress count. Default 3;
+	// negative: never.
+	NoProgressThreshold int
+
+	// OutputDeclinePercent opens the circuit when an iteration without
+	// progress produces output more than this many percent below the
+	// baseline, the mean output length of up to three previous measured
+	// iterations. Default 70; negative: never; 100 or more is invalid (no
+	// output can fall that far).
+	OutputDeclinePercent int
+
+	// PermissionDenialThreshold opens the circuit when this many measured
+	// iterations in a row had permission denials. Default 3; negative:
+	// never.
+	PermissionDenialThreshold int
+
 	// Now is the clock. Nil means time.Now. Tests drive time by hand by
 	// setting it. It is called with the breaker's lock held, so it must not
 	// call the breaker.
 	Now func() time.Time
 }
 
-// DefaultConfig returns the configuration of seed 000: 3 consecutive
-// failures, the same error 5 times, a 30 second cooldown.
+// DefaultConfig returns the default configuration: seed 000's 3
+// consecutive failures, the same error 5 times and a 30 second cooldown,
+// and the progress signals of seeds 001-003 (3 iterations without progress,
+// a 70% output decline, 3 iterations with permission denials).
 func DefaultConfig() Config {
 	return Config{
 		MaxConsecutiveFailures: DefaultMaxConsecutiveFailures,
 		MaxSameErrorCount:      DefaultMaxSameErrorCount,
 		Cooldown:               DefaultCooldown,
 		MaxFingerprints:        DefaultMaxFingerprints,
+
+		NoProgressThreshold:       DefaultNoProgressThreshold,
+		OutputDeclinePercent:      DefaultOutputDeclinePercent,
+		PermissionDenialThreshold: DefaultPermissionDenialThreshold,
 	}
 }
 
@@ -87,6 +115,9 @@ func (c Config) Validate() error {
 	if c.MaxFingerprints < 0 || c.MaxFingerprints > math.MaxInt32 {
 		bad("MaxFingerprints", c.MaxFingerprints, "must be between 0 (the default, 10000) and 2147483647")
 	}
+	if c.OutputDeclinePercent >= 100 {
+		bad("OutputDeclinePercent", c.OutputDeclinePercent, "must be below 100 (an output cannot decline by 100% or more; negative switches the signal off)")
+	}
 	return errors.Join(errs...)
 }
 
@@ -96,6 +127,9 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.MaxSameErrorCount, DefaultMaxSameErrorCount)
 	setDefault(&c.Cooldown, DefaultCooldown)
 	setDefault(&c.MaxFingerprints, DefaultMaxFingerprints)
+	setDefault(&c.NoProgressThreshold, DefaultNoProgressThreshold)
+	setDefault(&c.OutputDeclinePercent, DefaultOutputDeclinePercent)
+	setDefault(&c.PermissionDenialThreshold, DefaultPermissionDenialThreshold)
 	if c.Now == nil {
 		c.Now = time.Now
 	}

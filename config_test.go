@@ -16,6 +16,9 @@ func TestDefaultConfigHasTheSeedValues(t *testing.T) {
 	assert.Equal(t, 5, cfg.MaxSameErrorCount)
 	assert.Equal(t, 30*time.Second, cfg.Cooldown)
 	assert.Equal(t, 10000, cfg.MaxFingerprints)
+	assert.Equal(t, 3, cfg.NoProgressThreshold)
+	assert.Equal(t, 70, cfg.OutputDeclinePercent)
+	assert.Equal(t, 3, cfg.PermissionDenialThreshold)
 	assert.NoError(t, cfg.Validate())
 }
 
@@ -38,6 +41,8 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		{"negative cooldown", Config{Cooldown: -time.Second}, "Cooldown"},
 		{"negative fingerprint bound", Config{MaxFingerprints: -1}, "MaxFingerprints"},
 		{"fingerprint bound too large", Config{MaxFingerprints: math.MaxInt32 + 1}, "MaxFingerprints"},
+		{"output cannot decline by 100%", Config{OutputDeclinePercent: 100}, "OutputDeclinePercent"},
+		{"output cannot decline by more", Config{OutputDeclinePercent: 250}, "OutputDeclinePercent"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,7 +74,7 @@ func TestValidateReportsEveryBadField(t *testing.T) {
 }
 
 func TestNegativeThresholdsAreValidAndSwitchOff(t *testing.T) {
-	cfg := Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: -5}
+	cfg := Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: -5, OutputDeclinePercent: -1}
 	require.NoError(t, cfg.Validate())
 	b, _ := newTestBreaker(t, cfg)
 	for i := 0; i < 100; i++ {

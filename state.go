@@ -74,26 +74,34 @@ func (b *CircuitBreaker) takeProbe() bool {
 	return true
 }
 
-// settle applies the outcome of the iteration just recorded to the state:
-// a rule that fires opens a closed circuit; a half-open circuit closes on a
-// good probe and opens again, with a fresh cooldown, on a bad one. An
-// iteration that finishes while the circuit is open changes the counters
-// only.
+// watch makes a closed circuit half-open without a cooldown: a signal
+// says the loop is close to stuck, and the next iteration is its one more
+// chance.
+func (b *CircuitBreaker) watch(reason Reason) {
+	b.state = HalfOpen
+	b.reason = reason
+	b.probeInFlight = false
+}
+
+// settle applies the outcome of the iteration just recorded to the state.
+// A closed circuit opens when a signal trips and goes half-open when one
+// watches. A half-open circuit opens again, with a fresh cooldown, when a
+// signal trips or the probe failed; stays half-open, with a new probe, when
+// a signal still watches; and closes otherwise. An iteration that finishes
+// while the circuit is open changes the counters only.
 func (b *CircuitBreaker) settle(failed bool) {
-	switch b.state {
-	case Closed:
-		if reason, fired := b.firstFiringRule(); fired {
-			b.trip(reason, b.cfg.Now())
-		}
-	case HalfOpen:
-		reason, fired := b.firstFiringRule()
-		switch {
-		case fired:
-			b.trip(reason, b.cfg.Now())
-		case failed:
-			b.trip(Reason{Kind: ReasonProbeFailed, Fingerprint: formatFingerprint(b.lastFingerprint)}, b.cfg.Now())
-		default:
-			b.close()
-		}
+	if b.state == Open {
+		return
+	}
+	reason, v := b.evaluate()
+	switch {
+	case v == trip:
+		b.trip(reason, b.cfg.Now())
+	case b.state == HalfOpen && failed:
+		b.trip(Reason{Kind: ReasonProbeFailed, Fingerprint: formatFingerprint(b.lastFingerprint)}, b.cfg.Now())
+	case v == watch:
+		b.watch(reason)
+	case b.state == HalfOpen:
+		b.close()
 	}
 }

@@ -135,7 +135,7 @@ func TestFailedProbeBelowThresholdsHasItsOwnReason(t *testing.T) {
 	assert.True(t, b.IsTripped())
 	s := b.Stats()
 	assert.Equal(t, ReasonProbeFailed, s.Reason.Kind)
-	assert.Equal(t, "Probe failed after cooldown (error "+Fingerprint(errB(0).Error())+")", b.TripReason())
+	assert.Equal(t, "Half-open probe failed (error "+Fingerprint(errB(0).Error())+")", b.TripReason())
 }
 
 // An iteration that was allowed before the circuit opened and finishes

@@ -8,11 +8,17 @@ import "time"
 type Reason struct {
 	// Kind is the signal that fired.
 	Kind ReasonKind
-	// Count is the evidence: failures in a row, or how often the error
-	// was seen.
+	// Count is the evidence: failures in a row, how often the error was
+	// seen, iterations in a row without progress or with permission
+	// denials, or the percentage by which the output declined.
 	Count int
 	// Threshold is the configured limit that Count reached.
 	Threshold int
+	// Baseline is the output-decline evidence: the mean output length of
+	// the previous (up to three) measured iterations.
+	Baseline float64
+	// Current is the output length of the iteration that declined.
+	Current int
 	// Fingerprint is the error involved, where there is one.
 	Fingerprint string
 }
@@ -46,9 +52,18 @@ type Stats struct {
 	ConsecutiveFailures int
 	// TotalFailures counts every failure.
 	TotalFailures int
-	// ConsecutiveNoProgress counts the iterations in a row that made no
-	// progress (only iterations that report Progress are counted).
+	// ConsecutiveNoProgress counts the measured iterations in a row that
+	// made no progress (iterations without Progress are not counted).
 	ConsecutiveNoProgress int
+	// ConsecutivePermissionDenials counts the measured iterations in a row
+	// that had permission denials.
+	ConsecutivePermissionDenials int
+	// LastProgress is when an iteration last made progress; zero if none
+	// has.
+	LastProgress time.Time
+	// OutputTrend holds the output lengths of the last (up to 10) measured
+	// iterations, oldest first.
+	OutputTrend []int
 
 	// UniqueErrors is the number of distinct error fingerprints in the
 	// history.

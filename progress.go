@@ -1,0 +1,100 @@
+package loopbreaker
+
+import "time"
+
+// Progress is what a host that measures progress reports about one
+// iteration. Every field is a count for that iteration, except
+// TestsPassing, which is the number of tests passing after it.
+type Progress struct {
+	// FilesChanged counts the files the iteration changed.
+	FilesChanged int
+	// TasksCompleted counts the tasks the iteration completed.
+	TasksCompleted int
+	// TestsPassing is the number of passing tests after the iteration.
+	// Raising it above the previous measured iteration's is progress; the
+	// first measured iteration only sets the baseline.
+	TestsPassing int
+	// OutputLength is the size of the iteration's output (bytes, lines or
+	// tokens: any unit, as long as it is always the same).
+	OutputLength int
+	// PermissionDenials counts the tool calls the iteration had refused.
+	PermissionDenials int
+}
+
+// outputTrendLen is how many recent output lengths Stats reports.
+const outputTrendLen = 10
+
+// outputBaselineLen is how many previous output lengths make the baseline
+// of the output-decline signal.
+const outputBaselineLen = 3
+
+// progressState is what the progress signals remember between iterations.
+type progressState struct {
+	measured bool // the last recorded iteration reported Progress
+	made     bool // ...and it made progress
+
+	consecutiveNoProgress int
+	consecutiveDenials    int
+	lastProgress          time.Time
+
+	testsPassing     int  // TestsPassing of the last measured iteration
+	haveTestsPassing bool // testsPassing is set
+
+	// outputs holds the recent output lengths, oldest first once full:
+	// outputs[(outputNext+i)%len] for i in 0..outputCount-1.
+	outputs     [outputTrendLen]int
+	outputNext  int
+	outputCount int
+
+	// The output-decline evidence of the last measured iteration.
+	output       int // its output length
+	baselineSum  int // the sum of up to outputBaselineLen previous lengths
+	baselineSize int // how many lengths baselineSum adds
+}
+
+// observe updates the progress signals for one iteration; p is nil when
+// the host did not measure it. Called with b.mu held.
+func (b *CircuitBreaker) observeProgress(p *Progress) {
+	ps := &b.progress
+	ps.measured = p != nil
+	if p == nil {
+		ps.made = false
+		return
+	}
+	ps.made = p.FilesChanged > 0 || p.TasksCompleted > 0 ||
+		ps.haveTestsPassing && p.TestsPassing > ps.testsPassing
+	ps.testsPassing, ps.haveTestsPassing = p.TestsPassing, true
+	if ps.made {
+		ps.consecutiveNoProgress = 0
+		ps.lastProgress = b.cfg.Now()
+	} else {
+		ps.consecutiveNoProgress++
+	}
+	if p.PermissionDenials > 0 {
+		ps.consecutiveDenials++
+	} else {
+		ps.consecutiveDenials = 0
+	}
+
+	ps.output = p.OutputLength
+	ps.baselineSum, ps.baselineSize = 0, min(ps.outputCount, outputBaselineLen)
+	for i := 1; i <= ps.baselineSize; i++ {
+		ps.baselineSum += ps.outputs[(ps.outputNext-i+outputTrendLen)%outputTrendLen]
+	}
+	ps.outputs[ps.outputNext] = p.OutputLength
+	ps.outputNext = (ps.outputNext + 1) % outputTrendLen
+	ps.outputCount = min(ps.outputCount+1, outputTrendLen)
+}
+
+// outputTrend returns the recent output lengths, oldest first.
+func (ps *progressState) outputTrend() []int {
+	if ps.outputCount == 0 {
+		return nil
+	}
+	trend := make([]int, ps.outputCount)
+	start := ps.outputNext - ps.outputCount + outputTrendLen
+	for i := range trend {
+		trend[i] = ps.outputs[(start+i)%outputTrendLen]
+	}
+	return trend
+}
