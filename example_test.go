@@ -134,3 +134,43 @@ func ExampleCircuitBreaker_Stats() {
 	// CLOSED 1 3 2
 	// 2
 }
+
+// A host that measures progress passes it with each iteration. This agent
+// keeps succeeding but stops changing anything: one iteration before the
+// threshold the circuit is half-open (one more chance), then it opens.
+func Example_progress() {
+	cb, _ := loopbreaker.New(loopbreaker.DefaultConfig())
+	changed := []int{4, 2, 0, 0, 0, 0} // files changed by each iteration
+	for i, files := range changed {
+		d := cb.Check()
+		if !d.Allow {
+			fmt.Printf("iteration %d: stopping: %s\n", i+1, d.Reason)
+			break
+		}
+		cb.Record(loopbreaker.Iteration{Progress: &loopbreaker.Progress{
+			FilesChanged: files,
+			OutputLength: 2000,
+		}})
+		fmt.Printf("iteration %d: %s\n", i+1, cb.State())
+	}
+	// Output:
+	// iteration 1: CLOSED
+	// iteration 2: CLOSED
+	// iteration 3: CLOSED
+	// iteration 4: HALF_OPEN
+	// iteration 5: OPEN
+	// iteration 6: stopping: No progress in 3 consecutive iterations (threshold: 3)
+}
+
+// Output decline: an iteration without progress whose output falls far
+// below the recent ones opens the circuit, with the evidence in the reason.
+func Example_outputDecline() {
+	cb, _ := loopbreaker.New(loopbreaker.DefaultConfig())
+	for _, n := range []int{1800, 2100, 1950} {
+		cb.Record(loopbreaker.Iteration{Progress: &loopbreaker.Progress{FilesChanged: 1, OutputLength: n}})
+	}
+	cb.Record(loopbreaker.Iteration{Progress: &loopbreaker.Progress{OutputLength: 240}})
+	fmt.Println(cb.TripReason())
+	// Output:
+	// Output declined 87.7% below baseline (current: 240, baseline: 1950, threshold: 70%)
+}

@@ -5,11 +5,15 @@
 //	go run ./examples/agentloop
 //	go run ./examples/agentloop -preset migration-safety
 //	go run ./examples/agentloop -preset refactor -failures 4
+//	go run ./examples/agentloop -scenario stall
 //
-// The agent's iterations are scripted: a flaky stretch that recovers, then
-// the same error coming back until the breaker trips; after the cooldown
-// one probe runs, fails the same way, and the loop stops. Time is
-// simulated, so the cooldown passes at once.
+// The agent's iterations are scripted. In the default scenario, same-error,
+// a flaky stretch recovers, then the same error keeps coming back until the
+// breaker trips; after the cooldown one probe runs, fails the same way, and
+// the loop stops. In the stall scenario the agent never fails: it changes
+// files for a while, then keeps succeeding without changing anything, its
+// output shrinking, and the breaker stops it. Time is simulated, so the
+// cooldown passes at once.
 package main
 
 import (
@@ -35,7 +39,41 @@ func main() {
 // step is one scripted iteration: nil is a success.
 type step error
 
-// script returns the simulated agent's iterations.
+// scenarios are the simulated agents, by name.
+var scenarios = map[string]func() []loopbreaker.Iteration{
+	"same-error": sameErrorScript,
+	"stall":      stallScript,
+}
+
+// stallScript returns an agent that makes progress for a while, then keeps
+// succeeding without changing anything.
+func stallScript() []loopbreaker.Iteration {
+	worked := func(files, tests, output int) loopbreaker.Iteration {
+		return loopbreaker.Iteration{Progress: &loopbreaker.Progress{FilesChanged: files, TestsPassing: tests, OutputLength: output}}
+	}
+	return []loopbreaker.Iteration{
+		worked(3, 10, 4200),
+		worked(2, 14, 3900),
+		worked(0, 14, 3100), // nothing changed...
+		worked(1, 15, 3500), // ...but it recovers
+		worked(0, 15, 2600), // then it stalls for good
+		worked(0, 15, 2400),
+		worked(0, 15, 2300), // the one more chance, wasted
+		worked(0, 15, 2200),
+		worked(0, 15, 2100),
+	}
+}
+
+// sameErrorScript returns the default agent's iterations.
+func sameErrorScript() []loopbreaker.Iteration {
+	its := []loopbreaker.Iteration{}
+	for _, s := range script() {
+		its = append(its, loopbreaker.Iteration{Err: s})
+	}
+	return its
+}
+
+// script returns the failures of the same-error agent.
 func script() []step {
 	timeout := func(secs string) step {
 		return fmt.Errorf("dial tcp 10.0.0.7:443: i/o timeout after %ss", secs)
@@ -71,8 +109,14 @@ func run(args []string, out io.Writer) error {
 	failures := fs.Int("failures", 0, "consecutive failures that trip the breaker (overrides the preset; negative: off)")
 	sameErrors := fs.Int("same-errors", 0, "times the same error may occur before the breaker trips (overrides the preset; negative: off)")
 	cooldown := fs.Duration("cooldown", loopbreaker.DefaultCooldown, "how long the circuit stays open before one probe")
+	noProgress := fs.Int("no-progress", 0, "iterations without progress that open the circuit (overrides the preset; negative: off)")
+	scenario := fs.String("scenario", "same-error", "simulated agent: same-error or stall")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	agent, ok := scenarios[*scenario]
+	if !ok {
+		return fmt.Errorf("unknown scenario %q (known: same-error, stall)", *scenario)
 	}
 
 	cfg, err := loopbreaker.Preset(*preset)
@@ -86,6 +130,8 @@ func run(args []string, out io.Writer) error {
 			cfg.MaxConsecutiveFailures = *failures
 		case "same-errors":
 			cfg.MaxSameErrorCount = *sameErrors
+		case "no-progress":
+			cfg.NoProgressThreshold = *noProgress
 		}
 	})
 	cfg.Cooldown = *cooldown
@@ -97,12 +143,12 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 
-	fmt.Fprintf(out, "preset %s: trip after %s consecutive failures or the same error %s times; cooldown %s\n\n",
-		*preset, threshold(cfg.MaxConsecutiveFailures), threshold(cfg.MaxSameErrorCount), cfg.Cooldown)
-	fmt.Fprintf(out, "%4s  %-8s  %-9s  %6s  %5s  %6s  %-11s  %s\n", "iter", "time", "state", "consec", "total", "unique", "fingerprint", "outcome")
+	fmt.Fprintf(out, "scenario %s, preset %s: trip after %s consecutive failures, the same error %s times or %s iterations without progress; cooldown %s\n\n",
+		*scenario, *preset, threshold(cfg.MaxConsecutiveFailures), threshold(cfg.MaxSameErrorCount), threshold(cfg.NoProgressThreshold), cfg.Cooldown)
+	fmt.Fprintf(out, "%4s  %-8s  %-9s  %6s  %5s  %6s  %10s  %-11s  %s\n", "iter", "time", "state", "consec", "total", "unique", "noprogress", "fingerprint", "outcome")
 
 	var stop error // why the loop stopped early, if it did
-	for i, s := range script() {
+	for i, it := range agent() {
 		d := cb.Check()
 		if !d.Allow && d.State == loopbreaker.Open && cb.Stats().Opens == 1 {
 			// The first time, wait out the cooldown (simulated) and probe.
@@ -114,19 +160,21 @@ func run(args []string, out io.Writer) error {
 			stop = d.Err()
 			break
 		}
-		cb.Record(loopbreaker.Iteration{Err: s})
+		cb.Record(it)
 		now = now.Add(20 * time.Second) // an iteration takes a while
 
 		st := cb.Stats()
 		outcome, fp := "ok", "-"
-		if s != nil {
-			outcome, fp = s.Error(), st.LastFingerprint
+		if it.Err != nil {
+			outcome, fp = it.Err.Error(), st.LastFingerprint
+		} else if p := it.Progress; p != nil {
+			outcome = fmt.Sprintf("ok: %d files changed, %d tests passing, %d bytes of output", p.FilesChanged, p.TestsPassing, p.OutputLength)
 		}
 		if d.Probe {
 			outcome = "probe: " + outcome
 		}
-		fmt.Fprintf(out, "%4d  %-8s  %-9s  %6d  %5d  %6d  %-11s  %s\n",
-			i+1, now.Format(time.TimeOnly), st.State, st.ConsecutiveFailures, st.TotalFailures, st.UniqueErrors, fp, outcome)
+		fmt.Fprintf(out, "%4d  %-8s  %-9s  %6d  %5d  %6d  %10d  %-11s  %s\n",
+			i+1, now.Format(time.TimeOnly), st.State, st.ConsecutiveFailures, st.TotalFailures, st.UniqueErrors, st.ConsecutiveNoProgress, fp, outcome)
 	}
 
 	st := cb.Stats()
@@ -139,8 +187,8 @@ func run(args []string, out io.Writer) error {
 	} else {
 		fmt.Fprintln(out, "script finished with the circuit", st.State)
 	}
-	fmt.Fprintf(out, "stats: iterations=%d total_failures=%d unique_errors=%d opens=%d\n",
-		st.Iterations, st.TotalFailures, st.UniqueErrors, st.Opens)
+	fmt.Fprintf(out, "stats: iterations=%d total_failures=%d unique_errors=%d opens=%d no_progress=%d output_trend=%v\n",
+		st.Iterations, st.TotalFailures, st.UniqueErrors, st.Opens, st.ConsecutiveNoProgress, st.OutputTrend)
 	fps := make([]string, 0, len(st.ErrorCounts))
 	for fp := range st.ErrorCounts {
 		fps = append(fps, fp)
