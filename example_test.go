@@ -114,11 +114,13 @@ func ExampleFingerprint() {
 	b := "TypeError: Cannot read property 'id' of undefined at UserController (/src/controllers/user.ts:87:22)"
 	fmt.Println(loopbreaker.Normalize(a))
 	fmt.Println(loopbreaker.Fingerprint(a) == loopbreaker.Fingerprint(b))
-	fmt.Println(loopbreaker.Normalize("panic at 0x7f3a after 1500ms"))
+	fmt.Println(loopbreaker.Normalize("panic at 0x7f3a after 1500ms in worker 12"))
+	fmt.Println(loopbreaker.Normalize("\x1b[31mFAIL\x1b[0m /tmp/go-build2281/app/main_test.go:12 (0.03s)"))
 	// Output:
 	// typeerror: cannot read property 'id' of undefined STACK
 	// true
-	// panic at HEX after Nms
+	// panic at HEX after DURATION in worker N
+	// fail main_test.go:N (DURATION)
 }
 
 func ExampleCircuitBreaker_Stats() {

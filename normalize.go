@@ -3,12 +3,19 @@ package loopbreaker
 import (
 	"crypto/md5"
 	"encoding/binary"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
 // MaxNormalizedRunes is the length cap of Normalize's result, in runes.
 const MaxNormalizedRunes = 500
+
+// MaxNormalizedInput bounds how much of a text Normalize reads, in bytes:
+// what lies beyond it (and beyond the last line end before it) never
+// reaches the result. Stack traces collapse, so
+// the cap of the result alone does not bound the reading; this does.
+const MaxNormalizedInput = 16 << 10
 
 // maxNormalizedBytes bounds the UTF-8 size of a normalized text.
 const maxNormalizedBytes = MaxNormalizedRunes * utf8.UTFMax
@@ -114,10 +121,13 @@ func (w *normWriter) trimRight() {
 
 // Byte classes for the normalizer's dispatch.
 const (
-	classPlain = iota // ASCII that is copied lower-cased
-	classDigit        // 0-9: a digit run or a hex value
-	classA            // a or A: perhaps the "at" of a stack frame
-	classMulti        // the first byte of a multi-byte (or invalid) sequence
+	classPlain  = iota // ASCII that is copied lower-cased
+	classDigit         // 0-9: a digit run, a duration or a hex value
+	classA             // a or A: perhaps the "at" of a stack frame
+	classSpace         // ASCII white space: runs collapse
+	classSlash         // '/': perhaps an absolute path
+	classEscape        // ESC: an ANSI escape sequence
+	classMulti         // the first byte of a multi-byte (or invalid) sequence
 )
 
 var byteClass, lowerTable = func() (class, lower [256]byte) {
@@ -130,6 +140,12 @@ var byteClass, lowerTable = func() (class, lower [256]byte) {
 			class[c] = classDigit
 		case c == 'a' || c == 'A':
 			class[c] = classA
+		case isASCIISpace(byte(c)):
+			class[c] = classSpace
+		case c == '/':
+			class[c] = classSlash
+		case c == 0x1b:
+			class[c] = classEscape
 		}
 		if c >= 'A' && c <= 'Z' {
 			lower[c] = byte(c) + 'a' - 'A'
@@ -139,13 +155,33 @@ var byteClass, lowerTable = func() (class, lower [256]byte) {
 }()
 
 // normalize appends the normalized form of s. It is a single left-to-right
-// pass: at each position the first rule that matches there wins (hex, then
-// stack frame, then digits), which gives the same result as applying the
-// rules one after another over the whole text.
+// pass: at the start of each line it looks for a run of stack-frame lines;
+// elsewhere, at each position, the first rule that matches there wins.
 func (w *normWriter) normalize(s string) {
-	i := skipLeadingSpace(s)
+	if len(s) > MaxNormalizedInput {
+		// Cut at the last line end, or else at a rune start, so no
+		// partial frame or rune is left at the end.
+		cut := MaxNormalizedInput
+		if k := strings.LastIndexByte(s[:cut], '\n'); k > 0 {
+			cut = k
+		}
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	i := skipSpaceAndEscapes(s, 0)
 	start := i
+	lineStart := true
 	for i < len(s) && !w.full() {
+		if lineStart {
+			lineStart = false
+			if end := frameRunEnd(s, i); end > i {
+				w.putPlaceholder("STACK")
+				i = end
+				continue
+			}
+		}
 		switch byteClass[s[i]] {
 		case classPlain:
 			// Copy the run of plain bytes that fits under the cap.
@@ -159,13 +195,7 @@ func (w *normWriter) normalize(s string) {
 			w.runes += j - i
 			i = j
 		case classDigit:
-			if end := hexEnd(s, i); end > i {
-				w.putPlaceholder("HEX")
-				i = end
-				continue
-			}
-			w.putPlaceholder("N")
-			i = digitsEnd(s, i)
+			i = w.number(s, i)
 		case classA:
 			if i == start || !isWordRune(lastRuneLower(s[:i])) {
 				if end := stackFrameEnd(s, i); end > i {
@@ -176,6 +206,31 @@ func (w *normWriter) normalize(s string) {
 			}
 			w.putASCII('a')
 			i++
+		case classSpace:
+			// A run of white space (and the escapes within it) becomes one
+			// newline if it crosses a line, else one space.
+			j, newline := i, false
+			for j < len(s) {
+				if c := s[j]; byteClass[c] == classSpace {
+					newline = newline || c == '\n'
+					j++
+				} else if c == 0x1b {
+					j = escapeEnd(s, j)
+				} else {
+					break
+				}
+			}
+			if newline {
+				w.putASCII('\n')
+				lineStart = true
+			} else {
+				w.putASCII(' ')
+			}
+			i = j
+		case classSlash:
+			i = w.path(s, i)
+		case classEscape:
+			i = escapeEnd(s, i)
 		case classMulti:
 			r, size := utf8.DecodeRuneInString(s[i:])
 			w.putRune(unicode.ToLower(r))
@@ -185,23 +240,161 @@ func (w *normWriter) normalize(s string) {
 	w.trimRight()
 }
 
-// skipLeadingSpace returns the index of the first rune of s that is not
-// white space.
-func skipLeadingSpace(s string) int {
-	i := 0
+// number handles the digit at s[i]: a hex value becomes HEX, a duration
+// DURATION, any other digit run N. It returns the index after what it
+// consumed.
+func (w *normWriter) number(s string, i int) int {
+	if end := hexEnd(s, i); end > i {
+		w.putPlaceholder("HEX")
+		return end
+	}
+	if end := durationEnd(s, i); end > i {
+		w.putPlaceholder("DURATION")
+		return end
+	}
+	w.putPlaceholder("N")
+	return digitsEnd(s, i)
+}
+
+// path handles the slash at s[i]. An absolute path (a slash that does not
+// continue a word or a relative path) keeps only its last element, so the
+// same file in another working or temporary directory is the same text; a
+// bare temporary directory (/tmp/tmp.Xy12) becomes TMP.
+func (w *normWriter) path(s string, i int) int {
+	j := i
+	for j < len(s) && s[j] == '/' {
+		j++
+	}
+	// Whether the slash continues a word is judged on the output, so that
+	// escapes removed before it do not matter.
+	if w.n > 0 && isPathByte(w.buf[w.n-1]) || j >= len(s) || !isPathByte(s[j]) {
+		for ; i < j && !w.full(); i++ {
+			w.putASCII('/')
+		}
+		return j
+	}
+	end, base, elems := i, i+1, 0
+	for end < len(s) && (isPathByte(s[end]) || s[end] == '/') {
+		if s[end] == '/' {
+			if end+1 < len(s) && isPathByte(s[end+1]) {
+				base = end + 1
+				elems++
+			}
+		}
+		end++
+	}
+	if elems == 2 && isTempDir(s[i:base]) {
+		w.putPlaceholder("TMP")
+		return end
+	}
+	return base // the last element is normalized as ordinary text
+}
+
+// isTempDir reports whether dir (a path ending in a slash) is a system
+// temporary directory.
+func isTempDir(dir string) bool {
+	return dir == "/tmp/" || dir == "/var/tmp/"
+}
+
+// isPathByte reports whether c may be part of a path element.
+func isPathByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '.' || c == '_' || c == '-' || c == '~' || c == '+' || c == '@' || c >= utf8.RuneSelf
+}
+
+// durationEnd returns the end of a duration starting at i (a number with
+// an optional fraction and a time unit, possibly several, as in 1m2.5s),
+// or i when there is none. The number must start a word and the unit must
+// end it.
+func durationEnd(s string, i int) int {
+	if i > 0 && isWordRune(rune(s[i-1])) {
+		return i
+	}
+	j, found := i, i
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		if j+1 < len(s) && s[j] == '.' && s[j+1] >= '0' && s[j+1] <= '9' {
+			j++
+			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+				j++
+			}
+		}
+		u := unitEnd(s, j)
+		if u == j {
+			break
+		}
+		j, found = u, u
+	}
+	if found > i && found < len(s) && isWordRune(rune(s[found])) {
+		return i
+	}
+	return found
+}
+
+// unitEnd returns the end of a time unit at s[j:], or j.
+func unitEnd(s string, j int) int {
+	for _, u := range [...]string{"ns", "us", "µs", "ms", "s", "m", "h"} {
+		if len(s)-j >= len(u) && s[j:j+len(u)] == u {
+			return j + len(u)
+		}
+	}
+	return j
+}
+
+// escapeEnd returns the end of the ANSI escape sequence at s[i] (ESC): a
+// CSI sequence (ESC [ parameters final), an OSC sequence (ESC ] ... BEL or
+// ESC \\), or ESC and one more byte.
+func escapeEnd(s string, i int) int {
+	j := i + 1
+	if j >= len(s) {
+		return j
+	}
+	switch s[j] {
+	case '[':
+		j++
+		for j < len(s) && s[j] >= 0x20 && s[j] <= 0x3f {
+			j++
+		}
+		if j < len(s) && s[j] >= 0x40 && s[j] <= 0x7e {
+			j++
+		}
+		return j
+	case ']':
+		for j++; j < len(s); j++ {
+			if s[j] == 0x07 {
+				return j + 1
+			}
+			if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
+				return j + 2
+			}
+		}
+		return j
+	}
+	return j + 1
+}
+
+// skipSpaceAndEscapes returns the index of the first byte at or after i
+// that is neither white space nor part of an ANSI escape.
+func skipSpaceAndEscapes(s string, i int) int {
 	for i < len(s) {
-		if c := s[i]; c < utf8.RuneSelf {
+		c := s[i]
+		switch {
+		case c == 0x1b:
+			i = escapeEnd(s, i)
+		case c < utf8.RuneSelf:
 			if !isASCIISpace(c) {
 				return i
 			}
 			i++
-			continue
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if !unicode.IsSpace(r) {
+				return i
+			}
+			i += size
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if !unicode.IsSpace(r) {
-			return i
-		}
-		i += size
 	}
 	return i
 }

@@ -1,0 +1,205 @@
+package loopbreaker
+
+import "strings"
+
+// Stack frames written one per line by the usual runtimes collapse, a whole
+// run of them, into one STACK, so the decisive line of a long trace stays
+// under the cap. The recognised frame lines (after their indentation and
+// any ANSI colour):
+//
+//	at Object.<anonymous> (/app/index.js:10:11)     Node/V8
+//	at node:internal/main/run_main_module:28:49     Node/V8
+//	at com.example.Main.run(Main.java:12)           Java
+//	... 3 more                                      Java
+//	at ./src/main.rs:3:5                            Rust backtrace
+//	12: core::panicking::panic_fmt                  Rust backtrace (indented)
+//	File "/app/main.py", line 12, in load           Python, with the indented
+//	  users[key]                                    source and caret lines
+//	main.(*Server).handle(0xc000126000)             Go: a call followed by
+//	  /app/server.go:117 +0x1bc                     its file line
+//
+// A line that merely mentions a location ("main.go:12: expected 1, got 2")
+// is not a frame: it is often the decisive line.
+
+// frameRunEnd returns the end of the run of frame lines starting at s[i]
+// (the first byte of a line after its indentation): the index of the
+// newline that ends the last frame line, or len(s). It returns -1 when the
+// line is not a frame.
+func frameRunEnd(s string, i int) int {
+	end := -1
+	for i < len(s) {
+		j := frameLineEnd(s, i)
+		if j < 0 {
+			break
+		}
+		end = j
+		i = skipSpaceAndEscapes(s, j)
+	}
+	return end
+}
+
+// frameLineEnd returns the end of the frame that starts at s[i] (the
+// index of the newline ending it, or len(s)), or -1 if there is none.
+func frameLineEnd(s string, i int) int {
+	eol := lineEnd(s, i)
+	line := trimLineEnd(s[i:eol])
+	switch {
+	case len(line) == 0:
+		return -1
+	case strings.HasPrefix(line, "at "):
+		if isAtFrame(line[3:]) {
+			return eol
+		}
+	case strings.HasPrefix(line, "File \""):
+		if strings.Contains(line, "\", line ") {
+			return pythonFrameEnd(s, i, eol)
+		}
+	case len(line) > len("...  more") && strings.HasPrefix(line, "... ") && strings.HasSuffix(line, " more"):
+		if isDigits(line[4 : len(line)-5]) {
+			return eol
+		}
+	case line[0] >= '0' && line[0] <= '9':
+		if k := digitsPrefix(line); k < len(line)-2 && line[k] == ':' && line[k+1] == ' ' && i > 0 && s[i-1] != '\n' {
+			return eol // an indented, numbered backtrace line
+		}
+	}
+	if isGoFileLine(line) {
+		return eol
+	}
+	// A Go call line is a frame when its file line follows.
+	if eol < len(s) && strings.HasSuffix(line, ")") {
+		next := skipSpaceAndEscapes(s, eol)
+		if next > eol+1 && next < len(s) { // the file line is indented
+			nextEnd := lineEnd(s, next)
+			if isGoFileLine(trimLineEnd(s[next:nextEnd])) {
+				return nextEnd
+			}
+		}
+	}
+	return -1
+}
+
+// isAtFrame reports whether rest, what follows "at " on a frame line, is a
+// location: it ends in ":line" or ":line:column", or in a parenthesised
+// location, or in one of the runtimes' markers for frames without one.
+func isAtFrame(rest string) bool {
+	if strings.HasSuffix(rest, ")") {
+		open := strings.LastIndexByte(rest, '(')
+		if open < 0 {
+			return false
+		}
+		loc := rest[open+1 : len(rest)-1]
+		switch {
+		case loc == "native" || loc == "<anonymous>" || loc == "Native Method" || loc == "Unknown Source":
+			return true
+		case strings.HasPrefix(loc, "index "):
+			return isDigits(loc[6:])
+		}
+		return endsWithLineNumber(loc)
+	}
+	return endsWithLineNumber(rest) && !hasBlank(rest)
+}
+
+// endsWithLineNumber reports whether loc ends in ":digits" (and so also in
+// ":digits:digits").
+func endsWithLineNumber(loc string) bool {
+	j := len(loc)
+	for j > 0 && loc[j-1] >= '0' && loc[j-1] <= '9' {
+		j--
+	}
+	return j < len(loc) && j > 1 && loc[j-1] == ':'
+}
+
+// isGoFileLine reports whether line is the file line of a Go frame:
+// "/path/file.go:117" with an optional " +0x1bc".
+func isGoFileLine(line string) bool {
+	// Read from the end: an optional " +0x1bc", the line number, ".go:".
+	j := len(line)
+	for j > 0 && isHexDigit(line[j-1]) {
+		j--
+	}
+	if j >= 4 && j < len(line) && line[j-4:j] == " +0x" {
+		line = line[:j-4]
+	}
+	j = len(line)
+	for j > 0 && line[j-1] >= '0' && line[j-1] <= '9' {
+		j--
+	}
+	if j == len(line) || j < 5 || line[j-4:j] != ".go:" {
+		return false
+	}
+	return !hasBlank(line[:j-4])
+}
+
+// hasBlank reports whether s holds a space or a tab.
+func hasBlank(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' || s[i] == '\t' {
+			return true
+		}
+	}
+	return false
+}
+
+// pythonFrameEnd extends a Python "File ..." line over the source and caret
+// lines indented deeper below it.
+func pythonFrameEnd(s string, i, eol int) int {
+	indent := i - (strings.LastIndexByte(s[:i], '\n') + 1)
+	for eol < len(s) {
+		next := eol + 1
+		k := next
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+			k++
+		}
+		if k-next <= indent || k >= len(s) || s[k] == '\n' || s[k] == '\r' {
+			break
+		}
+		eol = lineEnd(s, k)
+	}
+	return eol
+}
+
+// lineEnd returns the index of the newline ending the line that holds
+// s[i], or len(s).
+func lineEnd(s string, i int) int {
+	if k := strings.IndexByte(s[i:], '\n'); k >= 0 {
+		return i + k
+	}
+	return len(s)
+}
+
+// trimLineEnd drops trailing blanks, a carriage return and ANSI colour
+// codes from a line. It reads only the line's tail.
+func trimLineEnd(line string) string {
+	for len(line) > 0 {
+		switch c := line[len(line)-1]; {
+		case c == ' ' || c == '\t' || c == '\r':
+			line = line[:len(line)-1]
+		case c >= 0x40 && c <= 0x7e:
+			// Perhaps the final byte of a CSI sequence: look back a little
+			// for its ESC [.
+			k := len(line) - 2
+			for k >= 0 && len(line)-k < 24 && line[k] >= 0x20 && line[k] <= 0x3f {
+				k--
+			}
+			if k < 1 || line[k] != '[' || line[k-1] != 0x1b {
+				return line
+			}
+			line = line[:k-1]
+		default:
+			return line
+		}
+	}
+	return line
+}
+
+func digitsPrefix(s string) int {
+	k := 0
+	for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+		k++
+	}
+	return k
+}
+
+func isDigits(s string) bool { return s != "" && digitsPrefix(s) == len(s) }
+
