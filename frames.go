@@ -202,4 +202,3 @@ func digitsPrefix(s string) int {
 }
 
 func isDigits(s string) bool { return s != "" && digitsPrefix(s) == len(s) }
-
