@@ -184,11 +184,33 @@ func (w *normWriter) normalize(s string) {
 		}
 		switch byteClass[s[i]] {
 		case classPlain:
-			// Copy the run of plain bytes that fits under the cap.
+			// Copy the run of bytes that need no rule and fits under the
+			// cap: plain bytes, and a single space, an "a" inside a word or a
+			// slash inside a relative path, which the rules would copy as
+			// they are.
 			end := min(len(s), i+MaxNormalizedRunes-w.runes)
 			j := i
-			for j < end && byteClass[s[j]] == classPlain {
-				w.buf[w.n] = lowerTable[s[j]]
+		run:
+			for j < end {
+				c := s[j]
+				switch byteClass[c] {
+				case classPlain:
+				case classA:
+					if !isWordRune(rune(s[j-1])) {
+						break run
+					}
+				case classSpace:
+					if c != ' ' || j+1 >= len(s) || byteClass[s[j+1]] == classSpace || s[j+1] == 0x1b {
+						break run
+					}
+				case classSlash:
+					if !isPathByte(s[j-1]) || j+1 >= len(s) || s[j+1] == '/' {
+						break run
+					}
+				default:
+					break run
+				}
+				w.buf[w.n] = lowerTable[c]
 				w.n++
 				j++
 			}
@@ -333,12 +355,28 @@ func durationEnd(s string, i int) int {
 	return found
 }
 
-// unitEnd returns the end of a time unit at s[j:], or j.
+// unitEnd returns the end of a time unit (ns, us, µs, ms, s, m, h) at
+// s[j:], or j.
 func unitEnd(s string, j int) int {
-	for _, u := range [...]string{"ns", "us", "µs", "ms", "s", "m", "h"} {
-		if len(s)-j >= len(u) && s[j:j+len(u)] == u {
-			return j + len(u)
+	if j >= len(s) {
+		return j
+	}
+	switch s[j] {
+	case 'n', 'u':
+		if j+1 < len(s) && s[j+1] == 's' {
+			return j + 2
 		}
+	case 0xc2: // µ is C2 B5
+		if j+2 < len(s) && s[j+1] == 0xb5 && s[j+2] == 's' {
+			return j + 3
+		}
+	case 'm':
+		if j+1 < len(s) && s[j+1] == 's' {
+			return j + 2
+		}
+		return j + 1
+	case 's', 'h':
+		return j + 1
 	}
 	return j
 }
