@@ -39,42 +39,59 @@ func frameRunEnd(s string, i int) int {
 }
 
 // frameLineEnd returns the end of the frame that starts at s[i] (the
-// index of the newline ending it, or len(s)), or -1 if there is none.
+// index of the newline ending it, or len(s)), or -1 if there is none. It
+// looks at the line's first byte before it reads the line, since most
+// lines are not frames.
 func frameLineEnd(s string, i int) int {
-	eol := lineEnd(s, i)
-	line := trimLineEnd(s[i:eol])
-	switch {
-	case len(line) == 0:
-		return -1
-	case strings.HasPrefix(line, "at "):
-		if isAtFrame(line[3:]) {
-			return eol
-		}
-	case strings.HasPrefix(line, "File \""):
-		if strings.Contains(line, "\", line ") {
-			return pythonFrameEnd(s, i, eol)
-		}
-	case len(line) > len("...  more") && strings.HasPrefix(line, "... ") && strings.HasSuffix(line, " more"):
-		if isDigits(line[4 : len(line)-5]) {
-			return eol
-		}
-	case line[0] >= '0' && line[0] <= '9':
-		if k := digitsPrefix(line); k < len(line)-2 && line[k] == ':' && line[k+1] == ' ' && i > 0 && s[i-1] != '\n' {
-			return eol // an indented, numbered backtrace line
-		}
-	}
-	if isGoFileLine(line) {
-		return eol
-	}
-	// A Go call line is a frame when its file line follows.
-	if eol < len(s) && strings.HasSuffix(line, ")") {
-		next := skipSpaceAndEscapes(s, eol)
-		if next > eol+1 && next < len(s) { // the file line is indented
-			nextEnd := lineEnd(s, next)
-			if isGoFileLine(trimLineEnd(s[next:nextEnd])) {
-				return nextEnd
+	eol := -1
+	switch c := s[i]; {
+	case c == 'a':
+		if strings.HasPrefix(s[i:], "at ") {
+			eol = lineEnd(s, i)
+			if isAtFrame(trimLineEnd(s[i+3 : eol])) {
+				return eol
 			}
 		}
+	case c == 'F':
+		if strings.HasPrefix(s[i:], "File \"") {
+			eol = lineEnd(s, i)
+			if strings.Contains(s[i:eol], "\", line ") {
+				return pythonFrameEnd(s, i, eol)
+			}
+		}
+	case c == '.':
+		if strings.HasPrefix(s[i:], "... ") {
+			eol = lineEnd(s, i)
+			line := trimLineEnd(s[i:eol])
+			if strings.HasSuffix(line, " more") && len(line) > len("...  more") && isDigits(line[4:len(line)-5]) {
+				return eol
+			}
+		}
+	case c >= '0' && c <= '9':
+		// An indented, numbered backtrace line: "  12: symbol".
+		if k := i + digitsPrefix(s[i:]); k+1 < len(s) && s[k] == ':' && s[k+1] == ' ' && i > 0 && s[i-1] != '\n' {
+			return lineEnd(s, i)
+		}
+	case c == '/':
+		eol = lineEnd(s, i)
+		if isGoFileLine(trimLineEnd(s[i:eol])) {
+			return eol
+		}
+	}
+	// A Go call line is a frame when its indented file line follows.
+	if eol < 0 {
+		eol = lineEnd(s, i)
+	}
+	next := eol + 1
+	for next < len(s) && (s[next] == ' ' || s[next] == '\t') {
+		next++
+	}
+	if next == eol+1 || next >= len(s) || s[next] != '/' || !strings.HasSuffix(trimLineEnd(s[i:eol]), ")") {
+		return -1
+	}
+	nextEnd := lineEnd(s, next)
+	if isGoFileLine(trimLineEnd(s[next:nextEnd])) {
+		return nextEnd
 	}
 	return -1
 }
@@ -88,7 +105,7 @@ func isAtFrame(rest string) bool {
 		if open < 0 {
 			return false
 		}
-		loc := rest[open+1 : len(rest)-1]
+		loc := trimLineEnd(rest[open+1 : len(rest)-1])
 		switch {
 		case loc == "native" || loc == "<anonymous>" || loc == "Native Method" || loc == "Unknown Source":
 			return true
@@ -110,8 +127,8 @@ func endsWithLineNumber(loc string) bool {
 	return j < len(loc) && j > 1 && loc[j-1] == ':'
 }
 
-// isGoFileLine reports whether line is the file line of a Go frame:
-// "/path/file.go:117" with an optional " +0x1bc".
+// isGoFileLine reports whether line is the file line of a Go frame: an
+// absolute "/path/file.go:117" with an optional " +0x1bc".
 func isGoFileLine(line string) bool {
 	// Read from the end: an optional " +0x1bc", the line number, ".go:".
 	j := len(line)
