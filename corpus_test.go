@@ -103,30 +103,25 @@ func TestFingerprintPrecisionAndRecallOnCorpus(t *testing.T) {
 	require.GreaterOrEqual(t, ours.recall, 0.90, "one cause gets several fingerprints")
 }
 
-// BenchmarkCorpusFingerprint fingerprints every text of the corpus once
-// per op; compare with the seed rules as a regexp chain and with plain MD5
-// over the already-normalized texts.
-func BenchmarkCorpusFingerprint(b *testing.B) {
+// benchmarkCorpus runs fingerprint over every text of the corpus once per
+// op.
+func benchmarkCorpus(b *testing.B, fingerprint func(string) uint32) {
 	samples := loadCorpus(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, s := range samples {
-			fingerprint32(s.text)
+			fingerprint(s.text)
 		}
 	}
 }
 
-func BenchmarkCorpusSeedRegexpChain(b *testing.B) {
-	samples := loadCorpus(b)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		for _, s := range samples {
-			seedFingerprint32(s.text)
-		}
-	}
-}
+// BenchmarkCorpusFingerprint fingerprints the whole corpus; compare with
+// the seed rules as a regexp chain and with plain MD5 over the
+// already-normalized texts.
+func BenchmarkCorpusFingerprint(b *testing.B) { benchmarkCorpus(b, fingerprint32) }
+
+func BenchmarkCorpusSeedRegexpChain(b *testing.B) { benchmarkCorpus(b, seedFingerprint32) }
 
 func BenchmarkCorpusMD5OfNormalized(b *testing.B) {
 	samples := loadCorpus(b)
