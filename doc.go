@@ -26,16 +26,23 @@
 // a row failed (default 3), or when one error fingerprint has been seen
 // MaxSameErrorCount times over the breaker's life (default 5), even with
 // successes and other errors in between. Consecutive failures are checked
-// first. Each signal has its own ReasonKind and reason text, for example
-// "3 consecutive failures (threshold: 3)". A negative threshold switches its
-// signal off; zero means the default.
+// first. A host that measures progress passes Iteration.Progress, and three
+// more signals watch it: NoProgressThreshold iterations without progress
+// (default 3; the circuit is half-open, one more chance, one iteration
+// before), output falling more than OutputDeclinePercent below the recent
+// baseline (default 70), and PermissionDenialThreshold iterations in a row
+// with permission denials (default 3). Each signal has its own ReasonKind and
+// reason text with its evidence, for example "3 consecutive failures
+// (threshold: 3)". A negative threshold switches its signal off; zero means
+// the default.
 //
 // # Same error
 //
 // Errors are compared by Fingerprint: the first 8 hex digits of the MD5 of
-// Normalize(msg), which replaces hex values, stack frames and numbers with
-// placeholders, lower-cases the rest, trims it and caps it at 500 runes, so
-// the same failure at another line or address is the same error.
+// Normalize(msg), which replaces hex values, stack traces, numbers,
+// durations and directories with placeholders, removes colour, lower-cases
+// the rest, trims it and caps it at 500 runes, so the same failure at
+// another line, address or temporary directory is the same error.
 //
 // # States
 //

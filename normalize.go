@@ -24,7 +24,7 @@ const maxNormalizedBytes = MaxNormalizedRunes * utf8.UTFMax
 // that change between iterations of the same failure replaced by fixed
 // placeholders.
 //
-// The rules, in order of precedence:
+// The seed rules:
 //   - hex values (0x7f3a) become HEX;
 //   - stack frames (at UserController (/src/controllers/user.ts:42:15)) become STACK;
 //   - runs of ASCII digits become N;
@@ -34,10 +34,21 @@ const maxNormalizedBytes = MaxNormalizedRunes * utf8.UTFMax
 //     MaxNormalizedRunes runes; the cut never splits a UTF-8 sequence and
 //     never leaves trailing white space.
 //
+// And on top of them, so that real tools' output between iterations keeps
+// one identity:
+//   - a run of stack-frame lines (Node, Java, Python, Go, Rust) becomes one
+//     STACK, so the decisive line of a long trace fits under the cap;
+//   - ANSI escape sequences are removed;
+//   - a run of white space becomes one newline if it crosses a line, else
+//     one space;
+//   - an absolute path keeps only its last element; a bare temporary
+//     directory (/tmp/tmp.Xy12) becomes TMP;
+//   - a number with a time unit (1500ms, 0.03s, 1m2.5s) becomes DURATION.
+//
 // Any input is accepted: invalid UTF-8 becomes U+FFFD, so the result is
-// always valid UTF-8. Normalize reads its input once, front to back, and
-// stops reading as soon as the cap is full, so a huge text costs about what
-// its first few hundred characters do.
+// always valid UTF-8. Normalize reads its input once, front to back; it
+// stops when the result is full, and it reads at most MaxNormalizedInput
+// bytes, so a huge text costs what its head does.
 func Normalize(msg string) string {
 	var w normWriter
 	w.normalize(msg)
