@@ -9,8 +9,9 @@ import (
 // host calls Check before each iteration and Record after it. All methods
 // are safe for concurrent use. A CircuitBreaker must be made with New.
 type CircuitBreaker struct {
-	mu  sync.Mutex
-	cfg Config // with defaults applied
+	mu     sync.Mutex
+	cfg    Config       // with defaults applied
+	active []ReasonKind // the signals cfg switches on, in evaluation order
 	loop
 }
 
@@ -21,9 +22,12 @@ type loop struct {
 	reason        Reason
 	openedAt      time.Time
 	probeInFlight bool
-	opens         int
+	opens         int           // since New or Reset
+	openStreak    int           // opens since the circuit last closed
+	cooldown      time.Duration // of the current open
 
-	iterations          int
+	iterations          int // successes and failures, not neutral ones
+	neutral             int
 	consecutiveFailures int
 	totalFailures       int
 
@@ -33,7 +37,8 @@ type loop struct {
 	lastFingerprintCount int    // its count after the last failure
 	anyFailure           bool   // lastFingerprint is set
 
-	progress progressState
+	progress   progressState
+	stagnation stagnationState
 }
 
 // Iteration is what the host tells the breaker about one iteration.
@@ -46,6 +51,13 @@ type Iteration struct {
 	// and progress are independent: a failed iteration that made progress
 	// counts as a failure and as progress.
 	Progress *Progress
+	// Approach labels the way the iteration went about its task (any
+	// text; it is fingerprinted like an error). Empty means unlabelled.
+	// The circular-approach signal reads it.
+	Approach string
+	// Work says what kind of work the iteration did; the test-fix-loop
+	// signal reads it.
+	Work WorkKind
 }
 
 // Decision is the breaker's answer to Check.
@@ -82,13 +94,17 @@ func New(cfg Config) (*CircuitBreaker, error) {
 		return nil, err
 	}
 	b := &CircuitBreaker{cfg: cfg.withDefaults()}
+	b.active = activeRules(&b.cfg)
 	b.reset()
 	return b, nil
 }
 
 // reset returns everything but the config to its initial value.
 func (b *CircuitBreaker) reset() {
-	b.loop = loop{errors: newErrorCounts(b.cfg.MaxFingerprints)}
+	b.loop = loop{
+		errors:     newErrorCounts(b.cfg.MaxFingerprints),
+		stagnation: newStagnationState(&b.cfg),
+	}
 }
 
 // Check asks whether the next iteration may run. A closed circuit allows
@@ -106,7 +122,7 @@ func (b *CircuitBreaker) Check() Decision {
 	d := Decision{State: b.state, Reason: b.reason}
 	switch b.state {
 	case Open:
-		d.RetryAfter = b.openedAt.Add(b.cfg.Cooldown).Sub(now)
+		d.RetryAfter = b.retryAfter(now)
 	case HalfOpen:
 		d.Allow = b.takeProbe()
 		d.Probe = d.Allow
@@ -114,17 +130,34 @@ func (b *CircuitBreaker) Check() Decision {
 	return d
 }
 
-// Record tells the breaker the outcome of an iteration. A failure (non-nil
-// Err) or a stalled iteration may open the circuit; the outcome of a
-// half-open probe closes it or opens it again. An iteration recorded while
-// the circuit is open only updates the counters.
+// Record tells the breaker the outcome of an iteration. Config.Classify
+// decides how a non-nil Err counts (by default a failure, or neutral for
+// context.Canceled); a nil Err is a success. A failure or a stalled
+// iteration may open the circuit; the outcome of a half-open probe closes
+// it or opens it again. A neutral iteration changes no counter and gives
+// the half-open probe slot back. An iteration recorded while the circuit is
+// open only updates the counters.
 func (b *CircuitBreaker) Record(it Iteration) {
-	var fp uint32
+	// Outside the lock: the classifier is the host's code, and
+	// fingerprinting is the only costly part.
+	outcome := Success
 	if it.Err != nil {
-		fp = fingerprint32(it.Err.Error()) // outside the lock: the only costly part
+		outcome = b.cfg.Classify(it.Err)
+	}
+	var fp, approachFP uint32
+	if outcome == Failure {
+		fp = fingerprint32(it.Err.Error())
+	}
+	if it.Approach != "" {
+		approachFP = fingerprint32(it.Approach)
 	}
 	b.mu.Lock()
-	b.record(it.Err != nil, fp, it.Progress)
+	if outcome == Neutral {
+		b.neutral++
+		b.releaseProbe()
+	} else {
+		b.record(outcome == Failure, fp, &it, approachFP)
+	}
 	b.mu.Unlock()
 }
 
@@ -132,7 +165,7 @@ func (b *CircuitBreaker) Record(it Iteration) {
 // count goes back to zero; the error history is kept.
 func (b *CircuitBreaker) RecordSuccess() {
 	b.mu.Lock()
-	b.record(false, 0, nil)
+	b.record(false, 0, &Iteration{}, 0)
 	b.mu.Unlock()
 }
 
@@ -142,13 +175,14 @@ func (b *CircuitBreaker) RecordFailure(msg string) bool {
 	fp := fingerprint32(msg)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.record(true, fp, nil)
+	b.record(true, fp, &Iteration{}, 0)
 	return b.state == Open
 }
 
 // record counts one iteration and settles the state. Called with b.mu held.
-func (b *CircuitBreaker) record(failed bool, fp uint32, p *Progress) {
+func (b *CircuitBreaker) record(failed bool, fp uint32, it *Iteration, approachFP uint32) {
 	b.iterations++
+	sameError := failed && b.lastFailed && fp == b.lastFingerprint
 	b.lastFailed = failed
 	if failed {
 		b.consecutiveFailures++
@@ -159,7 +193,8 @@ func (b *CircuitBreaker) record(failed bool, fp uint32, p *Progress) {
 	} else {
 		b.consecutiveFailures = 0
 	}
-	b.observeProgress(p)
+	b.observeProgress(it.Progress)
+	b.observeStagnation(it, failed, sameError, approachFP)
 	b.settle(failed)
 }
 
@@ -203,7 +238,9 @@ func (b *CircuitBreaker) Stats() Stats {
 	defer b.mu.Unlock()
 	s := Stats{
 		Opens:               b.opens,
+		ConsecutiveOpens:    b.openStreak,
 		Iterations:          b.iterations,
+		NeutralIterations:   b.neutral,
 		ConsecutiveFailures: b.consecutiveFailures,
 		TotalFailures:       b.totalFailures,
 		UniqueErrors:        b.errors.len(),
@@ -214,7 +251,11 @@ func (b *CircuitBreaker) Stats() Stats {
 		ConsecutivePermissionDenials: b.progress.consecutiveDenials,
 		LastProgress:                 b.progress.lastProgress,
 		OutputTrend:                  b.progress.outputTrend(),
+
+		SameErrorInARow:   b.stagnation.sameErrorInARow,
+		LastProgressScore: b.stagnation.lastScore,
 	}
+	s.ProgressScore, _ = b.stagnation.scoreSum()
 	if b.anyFailure {
 		s.LastFingerprint = formatFingerprint(b.lastFingerprint)
 	}
@@ -223,8 +264,9 @@ func (b *CircuitBreaker) Stats() Stats {
 		b.advance(now)
 		s.Reason = b.reason
 		s.OpenedAt = b.openedAt
+		s.Cooldown = b.cooldown
 		if b.state == Open {
-			s.RetryAfter = b.openedAt.Add(b.cfg.Cooldown).Sub(now)
+			s.RetryAfter = b.retryAfter(now)
 		}
 	}
 	s.State = b.state

@@ -16,6 +16,9 @@ const (
 	DefaultNoProgressThreshold       = 3
 	DefaultOutputDeclinePercent      = 70
 	DefaultPermissionDenialThreshold = 3
+	DefaultCircularApproachWindow    = 6
+	DefaultTestFixWindow             = 5
+	DefaultTestFixPercent            = 80
 )
 
 // Config sets the breaker's thresholds. The zero value of every field means
@@ -61,6 +64,59 @@ type Config struct {
 	// never.
 	PermissionDenialThreshold int
 
+	// MaxSameErrorInARow trips the circuit when this many failures in a
+	// row had the same fingerprint (a success or another error starts the
+	// count again), as ralph-claude-code and OpenHands count it; seed 003
+	// uses 5. Default 0: off, leaving the lifetime MaxSameErrorCount;
+	// negative: off.
+	MaxSameErrorInARow int
+
+	// CooldownPolicy sets the cooldown of each open from Cooldown and the
+	// opens since the circuit last closed. Nil means ConstantCooldown
+	// (seed 000: every open waits Cooldown); DoublingCooldown is seed
+	// 003's. It is called with the breaker's lock held, so it must not call
+	// the breaker.
+	CooldownPolicy CooldownPolicy
+
+	// Classify decides how an iteration's non-nil error counts: Failure,
+	// Success or Neutral. Nil means DefaultClassify (context.Canceled is
+	// neutral, every other error a failure). It is called without the
+	// breaker's lock held. RecordFailure does not consult it.
+	Classify func(error) Outcome
+
+	// ProgressScoreWindow opens the circuit when the progress scores
+	// (ScoreWeights) of this many measured iterations in a row add up to
+	// less than zero (seed 003: 3). After the circuit opens the window
+	// starts again, and the probe opens it again if its own score is below
+	// zero. Default 0: off; negative: off; at most 1000.
+	ProgressScoreWindow int
+
+	// ScoreWeights are the points of the progress score. The zero value
+	// means DefaultScoreWeights (seed 003); any other value is used as
+	// given, so start from DefaultScoreWeights to change one weight.
+	ScoreWeights ScoreWeights
+
+	// CircularApproachWindow opens the circuit when this many labelled
+	// iterations in a row (Iteration.Approach) cycle through the same two
+	// or three approaches, e.g. A B A B A B or A B C A B C, and none of
+	// them resolved anything: no task completed, no more tests passing, no
+	// error resolved (changed files do not count, as circling changes
+	// files; an iteration without Progress counts as resolving when it
+	// succeeded). The window must hold two
+	// full cycles to tell a cycle of that length. Unlabelled iterations
+	// are left out. Default 6; negative: off; 1 to 3 are invalid, as is
+	// more than 1000.
+	CircularApproachWindow int
+
+	// TestFixWindow and TestFixPercent open the circuit when more than
+	// TestFixPercent of the last TestFixWindow labelled iterations
+	// (Iteration.Work) were test fixes (seed 003: more than 80% of effort).
+	// Unlabelled iterations are left out. Defaults 5 and 80; a negative
+	// value of either switches the signal off; a window of more than 1000
+	// or a percent of 100 or more is invalid.
+	TestFixWindow  int
+	TestFixPercent int
+
 	// Now is the clock. Nil means time.Now. Tests drive time by hand by
 	// setting it. It is called with the breaker's lock held, so it must not
 	// call the breaker.
@@ -70,7 +126,11 @@ type Config struct {
 // DefaultConfig returns the default configuration: seed 000's 3
 // consecutive failures, the same error 5 times and a 30 second cooldown,
 // and the progress signals of seeds 001-003 (3 iterations without progress,
-// a 70% output decline, 3 iterations with permission denials).
+// a 70% output decline, 3 iterations with permission denials), and seed
+// 003's circular-approach and test-fix-loop signals, which stay idle until
+// the host labels its iterations. The progress score, the same-error-in-a-
+// row count and the doubling cooldown are off: the "autonomous" preset
+// turns them on.
 func DefaultConfig() Config {
 	return Config{
 		MaxConsecutiveFailures: DefaultMaxConsecutiveFailures,
@@ -81,6 +141,10 @@ func DefaultConfig() Config {
 		NoProgressThreshold:       DefaultNoProgressThreshold,
 		OutputDeclinePercent:      DefaultOutputDeclinePercent,
 		PermissionDenialThreshold: DefaultPermissionDenialThreshold,
+
+		CircularApproachWindow: DefaultCircularApproachWindow,
+		TestFixWindow:          DefaultTestFixWindow,
+		TestFixPercent:         DefaultTestFixPercent,
 	}
 }
 
@@ -118,6 +182,18 @@ func (c Config) Validate() error {
 	if c.OutputDeclinePercent >= 100 {
 		bad("OutputDeclinePercent", c.OutputDeclinePercent, "must be below 100 (an output cannot decline by 100% or more; negative switches the signal off)")
 	}
+	if c.ProgressScoreWindow > maxWindow {
+		bad("ProgressScoreWindow", c.ProgressScoreWindow, "must be at most 1000 (zero or negative switches the signal off)")
+	}
+	if c.CircularApproachWindow > maxWindow || c.CircularApproachWindow > 0 && c.CircularApproachWindow < 4 {
+		bad("CircularApproachWindow", c.CircularApproachWindow, "must be between 4 (two cycles of two approaches) and 1000 (zero means the default, 6; negative switches the signal off)")
+	}
+	if c.TestFixWindow > maxWindow {
+		bad("TestFixWindow", c.TestFixWindow, "must be at most 1000 (zero means the default, 5; negative switches the signal off)")
+	}
+	if c.TestFixPercent >= 100 {
+		bad("TestFixPercent", c.TestFixPercent, "must be below 100 (no share can be more than 100%; zero means the default, 80; negative switches the signal off)")
+	}
 	return errors.Join(errs...)
 }
 
@@ -130,6 +206,16 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.NoProgressThreshold, DefaultNoProgressThreshold)
 	setDefault(&c.OutputDeclinePercent, DefaultOutputDeclinePercent)
 	setDefault(&c.PermissionDenialThreshold, DefaultPermissionDenialThreshold)
+	setDefault(&c.CircularApproachWindow, DefaultCircularApproachWindow)
+	setDefault(&c.TestFixWindow, DefaultTestFixWindow)
+	setDefault(&c.TestFixPercent, DefaultTestFixPercent)
+	setDefault(&c.ScoreWeights, DefaultScoreWeights())
+	if c.CooldownPolicy == nil {
+		c.CooldownPolicy = ConstantCooldown
+	}
+	if c.Classify == nil {
+		c.Classify = DefaultClassify
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}

@@ -28,7 +28,12 @@ func TestZeroConfigMeansDefaults(t *testing.T) {
 	got := Config{}.withDefaults()
 	want := DefaultConfig().withDefaults()
 	assert.NotNil(t, got.Now)
+	assert.NotNil(t, got.CooldownPolicy)
+	assert.NotNil(t, got.Classify)
+	assert.Equal(t, DefaultScoreWeights(), got.ScoreWeights)
 	got.Now, want.Now = nil, nil
+	got.CooldownPolicy, want.CooldownPolicy = nil, nil
+	got.Classify, want.Classify = nil, nil
 	assert.Equal(t, want, got)
 }
 
@@ -43,6 +48,12 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		{"fingerprint bound too large", Config{MaxFingerprints: math.MaxInt32 + 1}, "MaxFingerprints"},
 		{"output cannot decline by 100%", Config{OutputDeclinePercent: 100}, "OutputDeclinePercent"},
 		{"output cannot decline by more", Config{OutputDeclinePercent: 250}, "OutputDeclinePercent"},
+		{"score window too large", Config{ProgressScoreWindow: 1001}, "ProgressScoreWindow"},
+		{"circular window below two cycles", Config{CircularApproachWindow: 3}, "CircularApproachWindow"},
+		{"circular window of one", Config{CircularApproachWindow: 1}, "CircularApproachWindow"},
+		{"circular window too large", Config{CircularApproachWindow: 1001}, "CircularApproachWindow"},
+		{"test-fix window too large", Config{TestFixWindow: 1001}, "TestFixWindow"},
+		{"test-fix share of 100%", Config{TestFixPercent: 100}, "TestFixPercent"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

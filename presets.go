@@ -4,22 +4,43 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
-// preset is a named set of thresholds for one kind of work (seed 000).
+// preset is a named set of thresholds for one kind of work (seed 000), and
+// anything else it changes.
 type preset struct {
 	name                   string
 	maxConsecutiveFailures int
 	maxSameErrorCount      int
+	more                   func(c *Config) // nil: nothing else
 }
 
 // presets in the order PresetNames lists them.
 var presets = []preset{
-	{"feature", 3, 5},           // the defaults: balanced tolerance
-	{"tdd-red-green", 5, 3},     // red-green cycling looks like failures; repeats do not
-	{"refactor", 2, 3},          // refactoring should not produce repeated failures
-	{"incident-response", 2, 2}, // production fixes work fast or escalate
-	{"migration-safety", 1, 2},  // a broken migration risks data loss
+	{"feature", 3, 5, nil},            // the defaults: balanced tolerance
+	{"tdd-red-green", 5, 3, nil},      // red-green cycling looks like failures; repeats do not
+	{"refactor", 2, 3, nil},           // refactoring should not produce repeated failures
+	{"incident-response", 2, 2, nil},  // production fixes work fast or escalate
+	{"migration-safety", 1, 2, nil},   // a broken migration risks data loss
+	{"autonomous", 10, 5, autonomous}, // seed 003's unattended loop
+}
+
+// Seed 003's cooldown: 30 minutes, doubled after each failed probe; the
+// ceiling (ours) stops an unattended loop from sleeping for days.
+const (
+	autonomousCooldown        = 30 * time.Minute
+	autonomousCooldownCeiling = 4 * time.Hour
+)
+
+// autonomous turns on every seed 003 signal with seed 003's values. The
+// consecutive-failure limit is raised to 10 so that seed 003's "5
+// identical errors in a row" can speak before it.
+func autonomous(c *Config) {
+	c.MaxSameErrorInARow = 5
+	c.ProgressScoreWindow = 3
+	c.Cooldown = autonomousCooldown
+	c.CooldownPolicy = DoublingCooldown(autonomousCooldownCeiling)
 }
 
 // ErrUnknownPreset is matched (errors.Is) by the error Preset returns for a
@@ -34,6 +55,13 @@ var ErrUnknownPreset = errors.New("loopbreaker: unknown preset")
 //	refactor           2                     3
 //	incident-response  2                     2
 //	migration-safety   1                     2
+//	autonomous         10                    5
+//
+// autonomous is seed 003's unattended loop: on top of its thresholds it
+// trips on the same error 5 times in a row, scores progress over a window
+// of 3 iterations, and waits a 30 minute cooldown that doubles after each
+// failed probe, up to 4 hours. (Its other signals, circular approach and
+// test-fix loop, are on in every config.)
 //
 // The host overrides a preset by setting fields on the returned Config; an
 // explicit value wins, as command-line flags win over presets in seed 000.
@@ -45,6 +73,9 @@ func Preset(name string) (Config, error) {
 			cfg := DefaultConfig()
 			cfg.MaxConsecutiveFailures = p.maxConsecutiveFailures
 			cfg.MaxSameErrorCount = p.maxSameErrorCount
+			if p.more != nil {
+				p.more(&cfg)
+			}
 			return cfg, nil
 		}
 	}

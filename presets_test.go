@@ -2,6 +2,7 @@ package loopbreaker
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,7 +19,7 @@ func TestPresetsHaveTheSeedThresholds(t *testing.T) {
 		{"incident-response", 2, 2},
 		{"migration-safety", 1, 2},
 	}
-	var names []string
+	names := []string{}
 	for _, tt := range tests {
 		names = append(names, tt.name)
 		t.Run(tt.name, func(t *testing.T) {
@@ -30,7 +31,46 @@ func TestPresetsHaveTheSeedThresholds(t *testing.T) {
 			assert.Equal(t, want, cfg)
 		})
 	}
-	assert.Equal(t, names, PresetNames())
+	assert.Equal(t, append(names, "autonomous"), PresetNames())
+}
+
+// autonomous is seed 003: every signal on, its thresholds, a 30 minute
+// cooldown that doubles after each failed probe, up to 4 hours.
+func TestAutonomousPresetHasSeed003Values(t *testing.T) {
+	cfg, err := Preset("autonomous")
+	require.NoError(t, err)
+	assert.Equal(t, 10, cfg.MaxConsecutiveFailures)
+	assert.Equal(t, 5, cfg.MaxSameErrorCount)
+	assert.Equal(t, 5, cfg.MaxSameErrorInARow)
+	assert.Equal(t, 3, cfg.NoProgressThreshold)
+	assert.Equal(t, 70, cfg.OutputDeclinePercent)
+	assert.Equal(t, 3, cfg.PermissionDenialThreshold)
+	assert.Equal(t, 3, cfg.ProgressScoreWindow)
+	assert.Equal(t, 6, cfg.CircularApproachWindow)
+	assert.Equal(t, 5, cfg.TestFixWindow)
+	assert.Equal(t, 80, cfg.TestFixPercent)
+	assert.Equal(t, 30*time.Minute, cfg.Cooldown)
+	require.NotNil(t, cfg.CooldownPolicy)
+	var waits []time.Duration
+	for opens := 1; opens <= 6; opens++ {
+		waits = append(waits, cfg.CooldownPolicy(cfg.Cooldown, opens))
+	}
+	assert.Equal(t, []time.Duration{30 * time.Minute, time.Hour, 2 * time.Hour, 4 * time.Hour, 4 * time.Hour, 4 * time.Hour}, waits)
+}
+
+// Under autonomous, five identical errors in a row speak before the
+// consecutive-failure limit.
+func TestAutonomousPresetStopsOnFiveIdenticalErrorsInARow(t *testing.T) {
+	cfg, err := Preset("autonomous")
+	require.NoError(t, err)
+	b, _ := newTestBreaker(t, cfg)
+	for line := 1; line <= 4; line++ {
+		b.Record(Iteration{Err: errA(line)})
+		require.Equal(t, Closed, b.State(), "failure %d", line)
+	}
+	b.Record(Iteration{Err: errA(5)})
+	assert.Equal(t, ReasonSameErrorInARow, b.Stats().Reason.Kind)
+	assert.Equal(t, "Same error repeated 5 times in a row (threshold: 5)", b.TripReason())
 }
 
 // migration-safety: a single failure stops the loop.
@@ -58,7 +98,7 @@ func TestUnknownPresetListsTheKnownNames(t *testing.T) {
 	_, err := Preset("yolo")
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrUnknownPreset)
-	assert.Equal(t, `loopbreaker: unknown preset "yolo" (known: feature, tdd-red-green, refactor, incident-response, migration-safety)`, err.Error())
+	assert.Equal(t, `loopbreaker: unknown preset "yolo" (known: feature, tdd-red-green, refactor, incident-response, migration-safety, autonomous)`, err.Error())
 }
 
 func TestPresetNamesIsTheCallersCopy(t *testing.T) {

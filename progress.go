@@ -19,6 +19,12 @@ type Progress struct {
 	OutputLength int
 	// PermissionDenials counts the tool calls the iteration had refused.
 	PermissionDenials int
+	// ErrorsResolved counts the build or lint errors the iteration
+	// resolved; only the progress score reads it.
+	ErrorsResolved int
+	// Reverted says the iteration reverted earlier changes; only the
+	// progress score reads it.
+	Reverted bool
 }
 
 // outputTrendLen is how many recent output lengths Stats reports.
@@ -39,6 +45,7 @@ type progressState struct {
 
 	testsPassing     int  // TestsPassing of the last measured iteration
 	haveTestsPassing bool // testsPassing is set
+	newlyPassing     int  // how far the last measured iteration raised it
 
 	// outputs holds the recent output lengths, oldest first once full:
 	// outputs[(outputNext+i)%len] for i in 0..outputCount-1.
@@ -61,8 +68,11 @@ func (b *CircuitBreaker) observeProgress(p *Progress) {
 		ps.made = false
 		return
 	}
-	ps.made = p.FilesChanged > 0 || p.TasksCompleted > 0 ||
-		ps.haveTestsPassing && p.TestsPassing > ps.testsPassing
+	ps.newlyPassing = 0
+	if ps.haveTestsPassing && p.TestsPassing > ps.testsPassing {
+		ps.newlyPassing = p.TestsPassing - ps.testsPassing
+	}
+	ps.made = p.FilesChanged > 0 || p.TasksCompleted > 0 || ps.newlyPassing > 0
 	ps.testsPassing, ps.haveTestsPassing = p.TestsPassing, true
 	if ps.made {
 		ps.consecutiveNoProgress = 0

@@ -12,6 +12,9 @@ const (
 	// ReasonConsecutiveFailures: Count failures in a row reached Threshold
 	// (Config.MaxConsecutiveFailures).
 	ReasonConsecutiveFailures
+	// ReasonSameErrorInARow: the last Count failures in a row all had the
+	// error Fingerprint, reaching Threshold (Config.MaxSameErrorInARow).
+	ReasonSameErrorInARow
 	// ReasonSameError: the error Fingerprint was seen Count times over the
 	// breaker's life, reaching Threshold (Config.MaxSameErrorCount).
 	ReasonSameError
@@ -19,6 +22,11 @@ const (
 	// progress. At Threshold-1 the circuit is half-open ("one more
 	// chance"); at Threshold (Config.NoProgressThreshold) it opens.
 	ReasonNoProgress
+	// ReasonProgressScore: the progress scores of the last Window measured
+	// iterations add up to Count, below zero (Config.ProgressScoreWindow).
+	// In a half-open circuit Window may be shorter: the probe is judged on
+	// the iterations since the circuit opened.
+	ReasonProgressScore
 	// ReasonOutputDecline: an iteration without progress produced output
 	// (Current) more than Threshold percent (Config.OutputDeclinePercent)
 	// below the Baseline; Count is the decline in whole percent, rounded
@@ -28,6 +36,14 @@ const (
 	// permission denials, reaching Threshold
 	// (Config.PermissionDenialThreshold).
 	ReasonPermissionDenials
+	// ReasonCircularApproach: the last Window labelled iterations cycled
+	// through the same Count (2 or 3) approaches without progress;
+	// Fingerprint lists the approaches' fingerprints joined with "/"
+	// (Config.CircularApproachWindow).
+	ReasonCircularApproach
+	// ReasonTestFixLoop: Count of the last Window labelled iterations were
+	// test fixes, more than Threshold percent (Config.TestFixPercent).
+	ReasonTestFixLoop
 	// ReasonProbeFailed: the half-open probe failed with the error
 	// Fingerprint although no threshold was reached.
 	ReasonProbeFailed
@@ -49,6 +65,8 @@ const (
 type rule struct {
 	name string
 	text func(r Reason) string
+	// on reports whether the config switches the signal on; nil: always.
+	on func(c *Config) bool
 	// check evaluates the signal after an iteration was recorded, with
 	// b.mu held. Nil for kinds that the state machine sets itself.
 	check func(b *CircuitBreaker) verdict
@@ -68,6 +86,7 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("%d consecutive failures (threshold: %d)", r.Count, r.Threshold)
 		},
+		on: func(c *Config) bool { return c.MaxConsecutiveFailures >= 0 },
 		check: func(b *CircuitBreaker) verdict {
 			return atThreshold(b.consecutiveFailures, b.cfg.MaxConsecutiveFailures)
 		},
@@ -75,11 +94,29 @@ var rules = [...]rule{
 			return Reason{Count: b.consecutiveFailures, Threshold: b.cfg.MaxConsecutiveFailures}
 		},
 	},
+	ReasonSameErrorInARow: {
+		name: "same_error_in_a_row",
+		text: func(r Reason) string {
+			return fmt.Sprintf("Same error repeated %d times in a row (threshold: %d)", r.Count, r.Threshold)
+		},
+		on: func(c *Config) bool { return c.MaxSameErrorInARow > 0 },
+		check: func(b *CircuitBreaker) verdict {
+			return atThreshold(b.stagnation.sameErrorInARow, b.cfg.MaxSameErrorInARow)
+		},
+		evidence: func(b *CircuitBreaker) Reason {
+			return Reason{
+				Count:       b.stagnation.sameErrorInARow,
+				Threshold:   b.cfg.MaxSameErrorInARow,
+				Fingerprint: formatFingerprint(b.lastFingerprint),
+			}
+		},
+	},
 	ReasonSameError: {
 		name: "same_error",
 		text: func(r Reason) string {
 			return fmt.Sprintf("Same error repeated %d times (threshold: %d)", r.Count, r.Threshold)
 		},
+		on: func(c *Config) bool { return c.MaxSameErrorCount >= 0 },
 		check: func(b *CircuitBreaker) verdict {
 			if !b.lastFailed {
 				return pass
@@ -99,10 +136,11 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("No progress in %d consecutive iterations (threshold: %d)", r.Count, r.Threshold)
 		},
+		on: func(c *Config) bool { return c.NoProgressThreshold >= 0 },
 		check: func(b *CircuitBreaker) verdict {
 			limit, n := b.cfg.NoProgressThreshold, b.progress.consecutiveNoProgress
 			switch {
-			case !b.progress.measured || limit < 0:
+			case !b.progress.measured:
 				return pass
 			case n >= limit:
 				return trip
@@ -115,6 +153,27 @@ var rules = [...]rule{
 			return Reason{Count: b.progress.consecutiveNoProgress, Threshold: b.cfg.NoProgressThreshold}
 		},
 	},
+	ReasonProgressScore: {
+		name: "progress_score",
+		text: func(r Reason) string {
+			return fmt.Sprintf("Progress score %d over the last %d iterations (threshold: below 0)", r.Count, r.Window)
+		},
+		on: func(c *Config) bool { return c.ProgressScoreWindow > 0 },
+		check: func(b *CircuitBreaker) verdict {
+			st := &b.stagnation
+			if !b.progress.measured || !st.scores.full() && b.openStreak == 0 {
+				return pass
+			}
+			if sum, _ := st.scoreSum(); sum < 0 {
+				return trip
+			}
+			return pass
+		},
+		evidence: func(b *CircuitBreaker) Reason {
+			sum, n := b.stagnation.scoreSum()
+			return Reason{Count: sum, Window: n}
+		},
+	},
 	ReasonOutputDecline: {
 		name: "output_decline",
 		text: func(r Reason) string {
@@ -122,9 +181,10 @@ var rules = [...]rule{
 			return fmt.Sprintf("Output declined %.1f%% below baseline (current: %d, baseline: %.0f, threshold: %d%%)",
 				decline, r.Current, r.Baseline, r.Threshold)
 		},
+		on: func(c *Config) bool { return c.OutputDeclinePercent >= 0 },
 		check: func(b *CircuitBreaker) verdict {
 			ps, limit := &b.progress, b.cfg.OutputDeclinePercent
-			if !ps.measured || ps.made || limit < 0 || ps.baselineSum <= 0 {
+			if !ps.measured || ps.made || ps.baselineSum <= 0 {
 				return pass
 			}
 			// (baseline-current)/baseline > limit%, in whole numbers, with
@@ -149,6 +209,7 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Permission denied in %d consecutive iterations (threshold: %d)", r.Count, r.Threshold)
 		},
+		on: func(c *Config) bool { return c.PermissionDenialThreshold >= 0 },
 		check: func(b *CircuitBreaker) verdict {
 			if !b.progress.measured {
 				return pass
@@ -157,6 +218,45 @@ var rules = [...]rule{
 		},
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{Count: b.progress.consecutiveDenials, Threshold: b.cfg.PermissionDenialThreshold}
+		},
+	},
+	ReasonCircularApproach: {
+		name: "circular_approach",
+		text: func(r Reason) string {
+			return fmt.Sprintf("Circular approach: %d approaches alternating over the last %d iterations without progress (approaches: %s)",
+				r.Count, r.Window, r.Fingerprint)
+		},
+		on: func(c *Config) bool { return c.CircularApproachWindow > 0 },
+		check: func(b *CircuitBreaker) verdict {
+			if b.stagnation.circle() == 0 {
+				return pass
+			}
+			return trip
+		},
+		evidence: func(b *CircuitBreaker) Reason {
+			st := &b.stagnation
+			period := st.circle()
+			return Reason{Count: period, Window: st.approaches.n, Fingerprint: st.circleFingerprints(period)}
+		},
+	},
+	ReasonTestFixLoop: {
+		name: "test_fix_loop",
+		text: func(r Reason) string {
+			return fmt.Sprintf("Test-fix loop: %d of the last %d iterations only fixed tests (threshold: more than %d%%)",
+				r.Count, r.Window, r.Threshold)
+		},
+		on: func(c *Config) bool { return c.TestFixWindow > 0 && c.TestFixPercent >= 0 },
+		check: func(b *CircuitBreaker) verdict {
+			st := &b.stagnation
+			n := st.testFixes()
+			if n < 0 || n*100 <= b.cfg.TestFixPercent*st.works.n {
+				return pass
+			}
+			return trip
+		},
+		evidence: func(b *CircuitBreaker) Reason {
+			st := &b.stagnation
+			return Reason{Count: st.testFixes(), Window: st.works.n, Threshold: b.cfg.TestFixPercent}
 		},
 	},
 	ReasonProbeFailed: {
@@ -175,27 +275,36 @@ func atThreshold(count, limit int) verdict {
 	return trip
 }
 
-// evaluate runs the signals in order. It returns the reason of the first
-// that trips, or else of the first that watches, with its verdict.
-func (b *CircuitBreaker) evaluate() (Reason, verdict) {
-	watched := -1
+// activeRules returns the kinds of the signals c switches on, in
+// evaluation order, so that a signal switched off costs nothing.
+func activeRules(c *Config) []ReasonKind {
+	var kinds []ReasonKind
 	for i := range rules {
-		if rules[i].check == nil {
-			continue
+		if rules[i].check != nil && (rules[i].on == nil || rules[i].on(c)) {
+			kinds = append(kinds, ReasonKind(i))
 		}
-		switch rules[i].check(b) {
+	}
+	return kinds
+}
+
+// evaluate runs the active signals in order. It returns the reason of the
+// first that trips, or else of the first that watches, with its verdict.
+func (b *CircuitBreaker) evaluate() (Reason, verdict) {
+	watched := ReasonNone
+	for _, kind := range b.active {
+		switch rules[kind].check(b) {
 		case trip:
-			return rules[i].reason(b, ReasonKind(i)), trip
+			return rules[kind].reason(b, kind), trip
 		case watch:
-			if watched < 0 {
-				watched = i
+			if watched == ReasonNone {
+				watched = kind
 			}
 		}
 	}
-	if watched < 0 {
+	if watched == ReasonNone {
 		return Reason{}, pass
 	}
-	return rules[watched].reason(b, ReasonKind(watched)), watch
+	return rules[watched].reason(b, watched), watch
 }
 
 // reason returns the rule's evidence as a Reason of its kind.

@@ -39,19 +39,31 @@ func (s State) String() string {
 // since it opened. It is the only transition driven by time, and it happens
 // lazily, when a call reads the clock.
 func (b *CircuitBreaker) advance(now time.Time) {
-	if b.state == Open && !now.Before(b.openedAt.Add(b.cfg.Cooldown)) {
+	if b.state == Open && !now.Before(b.openedAt.Add(b.cooldown)) {
 		b.state = HalfOpen
 		b.probeInFlight = false
 	}
 }
 
-// trip opens the circuit for reason and starts the cooldown.
+// retryAfter returns the time left until an open circuit lets the probe
+// through.
+func (b *CircuitBreaker) retryAfter(now time.Time) time.Duration {
+	return b.openedAt.Add(b.cooldown).Sub(now)
+}
+
+// trip opens the circuit for reason and starts the cooldown, whose length
+// the cooldown policy sets from the opens since the last close. The
+// progress-score window starts again, so that the probe is judged on its
+// own score.
 func (b *CircuitBreaker) trip(reason Reason, now time.Time) {
 	b.state = Open
 	b.reason = reason
 	b.openedAt = now
 	b.probeInFlight = false
 	b.opens++
+	b.openStreak++
+	b.cooldown = max(b.cfg.CooldownPolicy(b.cfg.Cooldown, b.openStreak), 0)
+	b.stagnation.scores.clear()
 }
 
 // close closes the circuit after a successful probe. The consecutive
@@ -61,6 +73,8 @@ func (b *CircuitBreaker) close() {
 	b.reason = Reason{}
 	b.openedAt = time.Time{}
 	b.probeInFlight = false
+	b.openStreak = 0
+	b.cooldown = 0
 	b.consecutiveFailures = 0
 }
 
@@ -72,6 +86,14 @@ func (b *CircuitBreaker) takeProbe() bool {
 	}
 	b.probeInFlight = true
 	return true
+}
+
+// releaseProbe gives the half-open probe slot back after a neutral
+// iteration: the next Check gets the probe.
+func (b *CircuitBreaker) releaseProbe() {
+	if b.state == HalfOpen {
+		b.probeInFlight = false
+	}
 }
 
 // watch makes a closed circuit half-open without a cooldown: a signal

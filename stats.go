@@ -14,6 +14,10 @@ type Reason struct {
 	Count int
 	// Threshold is the configured limit that Count reached.
 	Threshold int
+	// Window is how many recent iterations the evidence covers, for the
+	// signals that judge a window (progress score, circular approach,
+	// test-fix loop).
+	Window int
 	// Baseline is the output-decline evidence: the mean output length of
 	// the previous (up to three) measured iterations.
 	Baseline float64
@@ -43,15 +47,29 @@ type Stats struct {
 	// RetryAfter is, while the circuit is open, the time left until the
 	// probe may run; zero otherwise.
 	RetryAfter time.Duration
+	// Cooldown is, while the circuit is open or half-open after a
+	// cooldown, the length of the current open's cooldown as
+	// Config.CooldownPolicy set it; zero otherwise.
+	Cooldown time.Duration
 	// Opens counts how often the circuit has opened since New or Reset.
 	Opens int
+	// ConsecutiveOpens counts the opens since the circuit last closed: 1
+	// after a trip, 2 after a failed probe, and so on. The cooldown policy
+	// reads it.
+	ConsecutiveOpens int
 
-	// Iterations counts the recorded iterations.
+	// Iterations counts the recorded successes and failures.
 	Iterations int
+	// NeutralIterations counts the iterations Config.Classify found
+	// neutral (by default, cancelled ones); they count nowhere else.
+	NeutralIterations int
 	// ConsecutiveFailures counts the failures since the last success.
 	ConsecutiveFailures int
 	// TotalFailures counts every failure.
 	TotalFailures int
+	// SameErrorInARow counts the failures in a row, up to the last
+	// iteration, that had the last failure's fingerprint.
+	SameErrorInARow int
 	// ConsecutiveNoProgress counts the measured iterations in a row that
 	// made no progress (iterations without Progress are not counted).
 	ConsecutiveNoProgress int
@@ -64,6 +82,12 @@ type Stats struct {
 	// OutputTrend holds the output lengths of the last (up to 10) measured
 	// iterations, oldest first.
 	OutputTrend []int
+	// LastProgressScore is the progress score of the last measured
+	// iteration (seed 003's weights, Config.ScoreWeights).
+	LastProgressScore int
+	// ProgressScore is the sum of the scores in the progress-score window
+	// (Config.ProgressScoreWindow); zero while the signal is off.
+	ProgressScore int
 
 	// UniqueErrors is the number of distinct error fingerprints in the
 	// history.

@@ -1,0 +1,116 @@
+package loopbreaker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// errCanceled is an iteration the host cancelled, as a runner reports it.
+var errCanceled = fmt.Errorf("agent run: %w", context.Canceled)
+
+func TestDefaultClassify(t *testing.T) {
+	tests := []struct {
+		err  error
+		want Outcome
+	}{
+		{context.Canceled, Neutral},
+		{errCanceled, Neutral},
+		{context.DeadlineExceeded, Failure},
+		{errors.New("exit status 1"), Failure},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, DefaultClassify(tt.err), "%v", tt.err)
+	}
+}
+
+// A cancelled iteration is neither a success nor a failure: the failures
+// before it stay in a row, and it is counted apart.
+func TestCancelledIterationIsNeutral(t *testing.T) {
+	b, _ := newTestBreaker(t, Config{})
+	b.Record(Iteration{Err: errA(1)})
+	b.Record(Iteration{Err: errB(1)})
+	b.Record(Iteration{Err: errCanceled, Progress: oneFile})
+	s := b.Stats()
+	assert.Equal(t, Closed, s.State)
+	assert.Equal(t, 2, s.ConsecutiveFailures, "not reset, not raised")
+	assert.Equal(t, 2, s.Iterations)
+	assert.Equal(t, 1, s.NeutralIterations)
+	assert.Equal(t, 2, s.UniqueErrors)
+	assert.True(t, s.LastProgress.IsZero(), "its progress is not counted either")
+
+	b.Record(Iteration{Err: errA(2)})
+	assert.Equal(t, "3 consecutive failures (threshold: 3)", b.TripReason())
+}
+
+// A cancelled probe gives the half-open slot back: the next Check is the
+// probe.
+func TestCancelledProbeReleasesTheSlot(t *testing.T) {
+	b, clock := tripped(t, Config{})
+	clock.Advance(DefaultCooldown)
+	require.True(t, b.Check().Probe)
+	require.False(t, b.Check().Allow, "the probe is in flight")
+
+	b.Record(Iteration{Err: errCanceled})
+	assert.Equal(t, HalfOpen, b.State())
+	d := b.Check()
+	assert.True(t, d.Allow)
+	assert.True(t, d.Probe)
+}
+
+func TestClassifierDecidesHowErrorsCount(t *testing.T) {
+	errNothingToDo := errors.New("nothing to do")
+	errInterrupted := errors.New("interrupted by the user")
+	cfg := Config{Classify: func(err error) Outcome {
+		switch {
+		case errors.Is(err, errNothingToDo):
+			return Success
+		case errors.Is(err, errInterrupted):
+			return Neutral
+		}
+		return Failure
+	}}
+	b, _ := newTestBreaker(t, cfg)
+	b.Record(Iteration{Err: errA(1)})
+	b.Record(Iteration{Err: errA(2)})
+	b.Record(Iteration{Err: errNothingToDo})
+	s := b.Stats()
+	assert.Equal(t, 0, s.ConsecutiveFailures, "a success resets the count")
+	assert.Equal(t, 1, s.UniqueErrors, "and its error is not fingerprinted")
+
+	b.Record(Iteration{Err: errInterrupted})
+	b.Record(Iteration{Err: context.Canceled})
+	s = b.Stats()
+	assert.Equal(t, 1, s.NeutralIterations, "the classifier replaces the default")
+	assert.Equal(t, 1, s.ConsecutiveFailures)
+}
+
+// The classifier runs without the breaker's lock, so it may read the
+// breaker.
+func TestClassifierMayCallTheBreaker(t *testing.T) {
+	var b *CircuitBreaker
+	var seen State = 99
+	b, _ = newTestBreaker(t, Config{Classify: func(err error) Outcome {
+		seen = b.State()
+		return Failure
+	}})
+	b.Record(Iteration{Err: errA(1)})
+	assert.Equal(t, Closed, seen)
+}
+
+func TestRecordFailureIsAlwaysAFailure(t *testing.T) {
+	b, _ := newTestBreaker(t, Config{Classify: func(error) Outcome { return Neutral }})
+	b.RecordFailure("context errCanceled")
+	assert.Equal(t, 1, b.Stats().ConsecutiveFailures)
+}
+
+func TestOutcomeStrings(t *testing.T) {
+	assert.Equal(t, "failure", Failure.String())
+	assert.Equal(t, "success", Success.String())
+	assert.Equal(t, "neutral", Neutral.String())
+	assert.Equal(t, "Outcome(7)", Outcome(7).String())
+}

@@ -1,0 +1,246 @@
+package loopbreaker
+
+import (
+	"strconv"
+	"strings"
+)
+
+// WorkKind says what kind of work an iteration did, as the host labels it
+// (Iteration.Work). The test-fix-loop signal reads it.
+type WorkKind uint8
+
+// The work kinds. The zero value means the host did not say, and the
+// iteration is left out of the test-fix-loop window.
+const (
+	WorkUnlabelled WorkKind = iota
+	// WorkImplementation: the iteration worked on the product itself.
+	WorkImplementation
+	// WorkTestFix: the iteration only fixed tests.
+	WorkTestFix
+	// WorkOther: anything else (documentation, planning, refactoring...).
+	WorkOther
+)
+
+// String returns "unlabelled", "implementation", "test_fix" or "other".
+func (k WorkKind) String() string {
+	switch k {
+	case WorkUnlabelled:
+		return "unlabelled"
+	case WorkImplementation:
+		return "implementation"
+	case WorkTestFix:
+		return "test_fix"
+	case WorkOther:
+		return "other"
+	}
+	return "WorkKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// ScoreWeights are the points of seed 003's progress score. Each measured
+// iteration scores the sum of the weights that apply to it.
+type ScoreWeights struct {
+	TestPassing    int // per test passing now that did not before (seed: +3)
+	TaskCompleted  int // per completed task (seed: +5)
+	FilesChanged   int // once when any file changed (seed: +1)
+	ErrorResolved  int // per resolved build or lint error (seed: +2)
+	SameError      int // when the iteration failed with the previous iteration's error (seed: -2)
+	NoFilesChanged int // when no file changed (seed: -3)
+	Reverted       int // when the iteration reverted earlier changes (seed: -1)
+}
+
+// DefaultScoreWeights returns seed 003's weights. Start from it to change
+// one weight: a zero ScoreWeights in Config means these.
+func DefaultScoreWeights() ScoreWeights {
+	return ScoreWeights{
+		TestPassing:    3,
+		TaskCompleted:  5,
+		FilesChanged:   1,
+		ErrorResolved:  2,
+		SameError:      -2,
+		NoFilesChanged: -3,
+		Reverted:       -1,
+	}
+}
+
+// maxWindow bounds the windows in Config, and so the memory they take.
+const maxWindow = 1000
+
+// ring holds the last len(buf) values pushed, oldest first.
+type ring[T any] struct {
+	buf  []T
+	next int // where the next value goes
+	n    int // how many values it holds, up to len(buf)
+}
+
+func newRing[T any](size int) ring[T] { return ring[T]{buf: make([]T, max(size, 0))} }
+
+func (r *ring[T]) push(v T) {
+	if len(r.buf) == 0 {
+		return
+	}
+	r.buf[r.next] = v
+	r.next = (r.next + 1) % len(r.buf)
+	r.n = min(r.n+1, len(r.buf))
+}
+
+func (r *ring[T]) full() bool { return len(r.buf) > 0 && r.n == len(r.buf) }
+
+func (r *ring[T]) clear() { r.next, r.n = 0, 0 }
+
+// at returns the i-th value held, oldest first.
+func (r *ring[T]) at(i int) T {
+	return r.buf[(r.next-r.n+i+len(r.buf))%len(r.buf)]
+}
+
+// approach is one labelled iteration in the circular-approach window.
+type approach struct {
+	fingerprint uint32 // of Iteration.Approach
+	advanced    bool   // the iteration resolved something (see resolved)
+}
+
+// stagnationState is what the signals of seed 003 beyond counters remember.
+type stagnationState struct {
+	sameErrorInARow int // failures in a row with one fingerprint
+
+	lastScore  int
+	scores     ring[int]      // the progress scores since the circuit last opened
+	approaches ring[approach] // the labelled approaches, oldest first
+	works      ring[WorkKind] // the labelled work kinds, oldest first
+}
+
+func newStagnationState(cfg *Config) stagnationState {
+	return stagnationState{
+		scores:     newRing[int](cfg.ProgressScoreWindow),
+		approaches: newRing[approach](cfg.CircularApproachWindow),
+		works:      newRing[WorkKind](cfg.TestFixWindow),
+	}
+}
+
+// observeStagnation updates the seed 003 signals for a success or a
+// failure; sameError says it failed with the previous iteration's error.
+// Called with b.mu held, after observeProgress.
+func (b *CircuitBreaker) observeStagnation(it *Iteration, failed, sameError bool, approachFP uint32) {
+	st := &b.stagnation
+	switch {
+	case !failed:
+		st.sameErrorInARow = 0
+	case sameError:
+		st.sameErrorInARow++
+	default:
+		st.sameErrorInARow = 1
+	}
+
+	if p := it.Progress; p != nil {
+		st.lastScore = b.score(p, sameError)
+		st.scores.push(st.lastScore)
+	}
+	if it.Approach != "" {
+		st.approaches.push(approach{fingerprint: approachFP, advanced: b.resolved(it.Progress, failed)})
+	}
+	if it.Work != WorkUnlabelled {
+		st.works.push(it.Work)
+	}
+}
+
+// resolved reports whether an iteration got the loop somewhere, as the
+// circular-approach signal sees it: it completed a task, raised the passing
+// tests or resolved errors. Changed files do not count: an agent circling
+// between fixes changes files every time. Without Progress, a success
+// counts.
+func (b *CircuitBreaker) resolved(p *Progress, failed bool) bool {
+	if p == nil {
+		return !failed
+	}
+	return p.TasksCompleted > 0 || b.progress.newlyPassing > 0 || p.ErrorsResolved > 0
+}
+
+// score returns seed 003's progress score of a measured iteration.
+func (b *CircuitBreaker) score(p *Progress, sameError bool) int {
+	w := &b.cfg.ScoreWeights
+	s := w.TestPassing*b.progress.newlyPassing + w.TaskCompleted*max(p.TasksCompleted, 0) +
+		w.ErrorResolved*max(p.ErrorsResolved, 0)
+	if p.FilesChanged > 0 {
+		s += w.FilesChanged
+	} else {
+		s += w.NoFilesChanged
+	}
+	if sameError {
+		s += w.SameError
+	}
+	if p.Reverted {
+		s += w.Reverted
+	}
+	return s
+}
+
+// scoreSum returns the sum of the scores in the window and how many there
+// are.
+func (st *stagnationState) scoreSum() (sum, n int) {
+	for i := range st.scores.n {
+		sum += st.scores.at(i)
+	}
+	return sum, st.scores.n
+}
+
+// circle returns the number of approaches (2 or 3) that the full window
+// cycles through without progress, or 0.
+func (st *stagnationState) circle() int {
+	r := &st.approaches
+	if !r.full() {
+		return 0
+	}
+	for i := range r.n {
+		if r.at(i).advanced {
+			return 0
+		}
+	}
+	for period := 2; period <= 3 && 2*period <= r.n; period++ {
+		if st.cycles(period) {
+			return period
+		}
+	}
+	return 0
+}
+
+// cycles reports whether the window repeats period distinct approaches.
+func (st *stagnationState) cycles(period int) bool {
+	r := &st.approaches
+	for i := range period {
+		for j := range i {
+			if r.at(i).fingerprint == r.at(j).fingerprint {
+				return false
+			}
+		}
+	}
+	for i := period; i < r.n; i++ {
+		if r.at(i).fingerprint != r.at(i-period).fingerprint {
+			return false
+		}
+	}
+	return true
+}
+
+// circleFingerprints returns the fingerprints of the first period
+// approaches of the window, joined with "/".
+func (st *stagnationState) circleFingerprints(period int) string {
+	fps := make([]string, period)
+	for i := range fps {
+		fps[i] = formatFingerprint(st.approaches.at(i).fingerprint)
+	}
+	return strings.Join(fps, "/")
+}
+
+// testFixes returns how many iterations in the full work window were test
+// fixes, or -1 while the window is not full.
+func (st *stagnationState) testFixes() int {
+	if !st.works.full() {
+		return -1
+	}
+	n := 0
+	for i := range st.works.n {
+		if st.works.at(i) == WorkTestFix {
+			n++
+		}
+	}
+	return n
+}
