@@ -36,6 +36,15 @@
 // (threshold: 3)". A negative threshold switches its signal off; zero means
 // the default.
 //
+// Seed 003's stagnation signals go beyond counters: a progress score over a
+// window of iterations (ProgressScoreWindow, off by default), an agent
+// circling between two or three approaches (Iteration.Approach), a loop
+// that only fixes tests (Iteration.Work), and the same error several times
+// in a row (MaxSameErrorInARow, off by default). Config.Classify decides
+// how an error counts: a cancelled iteration (context.Canceled) is neutral
+// by default and gives a half-open probe slot back. The "autonomous" preset
+// turns all of them on with seed 003's values.
+//
 // # Same error
 //
 // Errors are compared by Fingerprint: the first 8 hex digits of the MD5 of
@@ -49,7 +58,9 @@
 // An open circuit refuses iterations until Config.Cooldown (default 30s)
 // has passed; it is then half-open and allows exactly one probe. A
 // successful probe closes the circuit (consecutive counters reset, error
-// history kept); a failed one opens it again with a fresh cooldown.
+// history kept); a failed one opens it again with a fresh cooldown, as long
+// as Config.CooldownPolicy says (the same by default; DoublingCooldown
+// doubles it after each failed probe).
 // Transitions happen lazily when a call reads the clock (Config.Now):
 // the breaker starts no goroutines and no timers.
 //
