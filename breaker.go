@@ -9,9 +9,11 @@ import (
 // host calls Check before each iteration and Record after it. All methods
 // are safe for concurrent use. A CircuitBreaker must be made with New.
 type CircuitBreaker struct {
-	mu     sync.Mutex
-	cfg    Config       // with defaults applied
-	active []ReasonKind // the signals cfg switches on, in evaluation order
+	mu          sync.Mutex
+	cfg         Config       // with defaults applied
+	active      []ReasonKind // the stop signals cfg switches on, in evaluation order
+	completions []ReasonKind // the completion signals cfg switches on
+	calls       callBudget   // outside loop: Reset does not give back calls made
 	loop
 }
 
@@ -39,6 +41,7 @@ type loop struct {
 
 	progress   progressState
 	stagnation stagnationState
+	completion completionState
 }
 
 // Iteration is what the host tells the breaker about one iteration.
@@ -56,8 +59,18 @@ type Iteration struct {
 	// The circular-approach signal reads it.
 	Approach string
 	// Work says what kind of work the iteration did; the test-fix-loop
-	// signal reads it.
+	// and test-only completion signals read it.
 	Work WorkKind
+	// Done says the agent reported that the work is done (a done signal,
+	// seed 002's EXIT_SIGNAL). Config.DoneSignalThreshold of them in a row
+	// complete the loop.
+	Done bool
+	// Plan is the host's task list after the iteration; nil when the host
+	// keeps none. A plan with every task done completes the loop.
+	Plan *Plan
+	// Calls counts the API calls the iteration made, for the call budget;
+	// zero or less counts as one.
+	Calls int
 }
 
 // Decision is the breaker's answer to Check.
@@ -70,19 +83,37 @@ type Decision struct {
 	// Probe is true when this iteration is the half-open probe: its
 	// outcome closes the circuit or opens it again.
 	Probe bool
-	// Reason is why the circuit opened; zero while it is closed. It prints
-	// as the text TripReason returns.
+	// Reason is why the iteration was refused (the circuit is open, the
+	// call budget is spent, or the loop is complete), or, in HalfOpen, why
+	// the circuit opened; zero otherwise. For an open circuit it prints as
+	// the text TripReason returns.
 	Reason Reason
+	// Complete is true when the loop is complete (Reason says which
+	// completion signal): Check refuses every iteration from then on, and
+	// it is not a failure.
+	Complete bool
+	// Budget is the call budget as of the decision; zero without one.
+	Budget Budget
+	// Warning is seed 003's budget warning once 80% of the call budget is
+	// used (see Budget.Warning); "" otherwise.
+	Warning string
 	// RetryAfter is, when the circuit is open, the time left until a
-	// probe may run; zero otherwise.
+	// probe may run, and when the call budget is spent, the time until a
+	// call leaves the rolling hour; zero otherwise.
 	RetryAfter time.Duration
 }
 
-// Err returns nil when the decision allows the iteration, and otherwise an
-// *OpenError, which matches ErrOpen with errors.Is and carries the reason.
+// Err returns nil when the decision allows the iteration. A refusal
+// because the circuit is open (or its probe is in flight) is an
+// *OpenError, which matches ErrOpen; one because the call budget is spent
+// or the loop is complete is a *StopError, which matches ErrCallBudget or
+// ErrComplete. Both carry the reason (errors.As).
 func (d Decision) Err() error {
-	if d.Allow {
+	switch {
+	case d.Allow:
 		return nil
+	case d.Complete || d.Reason.Kind == ReasonCallBudget:
+		return &StopError{Reason: d.Reason, RetryAfter: d.RetryAfter}
 	}
 	return &OpenError{State: d.State, Reason: d.Reason, RetryAfter: d.RetryAfter}
 }
@@ -94,7 +125,7 @@ func New(cfg Config) (*CircuitBreaker, error) {
 		return nil, err
 	}
 	b := &CircuitBreaker{cfg: cfg.withDefaults()}
-	b.active = activeRules(&b.cfg)
+	b.active, b.completions = activeRules(&b.cfg)
 	b.reset()
 	return b, nil
 }
@@ -110,20 +141,38 @@ func (b *CircuitBreaker) reset() {
 // Check asks whether the next iteration may run. A closed circuit allows
 // it. An open circuit refuses it until the cooldown has passed; then it is
 // half-open and allows exactly one probe, refusing every other Check until
-// the probe's outcome is recorded.
+// the probe's outcome is recorded. A spent call budget refuses it without
+// opening the circuit, and a complete loop refuses every iteration.
 func (b *CircuitBreaker) Check() Decision {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.state == Closed {
+	if b.state == Closed && b.completion.complete.Kind == ReasonNone && b.cfg.MaxCallsPerHour <= 0 {
 		return Decision{Allow: true, State: Closed}
 	}
-	now := b.cfg.Now()
+	return b.check(b.cfg.Now())
+}
+
+// check is Check past its fast path. Called with b.mu held.
+func (b *CircuitBreaker) check(now time.Time) Decision {
+	if done := b.completion.complete; done.Kind != ReasonNone {
+		return Decision{State: b.state, Reason: done, Complete: true}
+	}
 	b.advance(now)
-	d := Decision{State: b.state, Reason: b.reason}
-	switch b.state {
-	case Open:
-		d.RetryAfter = b.retryAfter(now)
-	case HalfOpen:
+	d := Decision{State: b.state}
+	if b.state == Open {
+		d.Reason, d.RetryAfter = b.reason, b.retryAfter(now)
+		return d
+	}
+	d.Budget = b.budgetState(now)
+	if d.Budget.Limit > 0 && d.Budget.Used >= d.Budget.Limit {
+		d.Reason = Reason{Kind: ReasonCallBudget, Count: d.Budget.Used, Threshold: d.Budget.Limit}
+		d.RetryAfter = b.calls.retryAfter(d.Budget.Limit, now)
+		return d
+	}
+	d.Warning = d.Budget.Warning()
+	d.Allow = true
+	if b.state == HalfOpen {
+		d.Reason = b.reason
 		d.Allow = b.takeProbe()
 		d.Probe = d.Allow
 	}
@@ -152,6 +201,7 @@ func (b *CircuitBreaker) Record(it Iteration) {
 		approachFP = fingerprint32(it.Approach)
 	}
 	b.mu.Lock()
+	b.countCalls(it.Calls)
 	if outcome == Neutral {
 		b.neutral++
 		b.releaseProbe()
@@ -165,6 +215,7 @@ func (b *CircuitBreaker) Record(it Iteration) {
 // count goes back to zero; the error history is kept.
 func (b *CircuitBreaker) RecordSuccess() {
 	b.mu.Lock()
+	b.countCalls(1)
 	b.record(false, 0, &Iteration{}, 0)
 	b.mu.Unlock()
 }
@@ -175,6 +226,7 @@ func (b *CircuitBreaker) RecordFailure(msg string) bool {
 	fp := fingerprint32(msg)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.countCalls(1)
 	b.record(true, fp, &Iteration{}, 0)
 	return b.state == Open
 }
@@ -195,6 +247,16 @@ func (b *CircuitBreaker) record(failed bool, fp uint32, it *Iteration, approachF
 	}
 	b.observeProgress(it.Progress)
 	b.observeStagnation(it, failed, sameError, approachFP)
+	b.observeCompletion(it, failed)
+	if b.completion.complete.Kind != ReasonNone || b.state == Open {
+		return // the loop is over, or an iteration ended late: counters only
+	}
+	if !failed {
+		if reason, ok := b.completes(); ok {
+			b.finish(reason)
+			return
+		}
+	}
 	b.settle(failed)
 }
 
@@ -224,8 +286,9 @@ func (b *CircuitBreaker) TripReason() string {
 	return b.reason.String()
 }
 
-// Reset returns the breaker to its initial condition: closed, every
-// counter and the error history cleared. The config is kept.
+// Reset returns the breaker to its initial condition: closed, not
+// complete, every counter and the error history cleared. The config and
+// the call budget are kept: the calls were made.
 func (b *CircuitBreaker) Reset() {
 	b.mu.Lock()
 	b.reset()
@@ -256,6 +319,17 @@ func (b *CircuitBreaker) Stats() Stats {
 		LastProgressScore: b.stagnation.lastScore,
 	}
 	s.ProgressScore, _ = b.stagnation.scoreSum()
+	s.Complete = b.completion.complete
+	s.ConsecutiveDoneSignals = b.completion.consecutiveDone
+	s.ConsecutiveTestOnly = b.completion.consecutiveTestOnly
+	s.Plan = b.completion.plan
+	if b.cfg.MaxCallsPerHour > 0 {
+		now := b.cfg.Now()
+		s.Budget = b.budgetState(now)
+		if s.Budget.Used >= s.Budget.Limit {
+			s.BudgetRetryAfter = b.calls.retryAfter(s.Budget.Limit, now)
+		}
+	}
 	if b.anyFailure {
 		s.LastFingerprint = formatFingerprint(b.lastFingerprint)
 	}

@@ -19,6 +19,8 @@ const (
 	DefaultCircularApproachWindow    = 6
 	DefaultTestFixWindow             = 5
 	DefaultTestFixPercent            = 80
+	DefaultDoneSignalThreshold       = 2
+	DefaultTestOnlyThreshold         = 3
 )
 
 // Config sets the breaker's thresholds. The zero value of every field means
@@ -117,6 +119,23 @@ type Config struct {
 	TestFixWindow  int
 	TestFixPercent int
 
+	// MaxCallsPerHour is the call budget: Check refuses, without opening
+	// the circuit, while the last hour (a rolling window) holds this many
+	// calls, and Decision.Warning speaks from 80% on (seeds 002 and 003:
+	// 100). Each recorded iteration counts Iteration.Calls, or one call.
+	// Default 0: no budget; negative: no budget.
+	MaxCallsPerHour int
+
+	// DoneSignalThreshold completes the loop when this many successful
+	// iterations in a row reported Iteration.Done (seed 002: 2). Default 2;
+	// negative: off.
+	DoneSignalThreshold int
+
+	// TestOnlyThreshold completes the loop when this many successful
+	// iterations in a row only ran tests (Work: WorkTestsOnly; seed 002:
+	// 3). Unlabelled iterations are left out. Default 3; negative: off.
+	TestOnlyThreshold int
+
 	// Now is the clock. Nil means time.Now. Tests drive time by hand by
 	// setting it. It is called with the breaker's lock held, so it must not
 	// call the breaker.
@@ -130,7 +149,9 @@ type Config struct {
 // 003's circular-approach and test-fix-loop signals, which stay idle until
 // the host labels its iterations. The progress score, the same-error-in-a-
 // row count and the doubling cooldown are off: the "autonomous" preset
-// turns them on.
+// turns them on. The completion signals (2 done signals, 3 test-only
+// iterations, a finished plan) are on and idle until the host reports
+// them; there is no call budget.
 func DefaultConfig() Config {
 	return Config{
 		MaxConsecutiveFailures: DefaultMaxConsecutiveFailures,
@@ -145,6 +166,9 @@ func DefaultConfig() Config {
 		CircularApproachWindow: DefaultCircularApproachWindow,
 		TestFixWindow:          DefaultTestFixWindow,
 		TestFixPercent:         DefaultTestFixPercent,
+
+		DoneSignalThreshold: DefaultDoneSignalThreshold,
+		TestOnlyThreshold:   DefaultTestOnlyThreshold,
 	}
 }
 
@@ -210,6 +234,8 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.TestFixWindow, DefaultTestFixWindow)
 	setDefault(&c.TestFixPercent, DefaultTestFixPercent)
 	setDefault(&c.ScoreWeights, DefaultScoreWeights())
+	setDefault(&c.DoneSignalThreshold, DefaultDoneSignalThreshold)
+	setDefault(&c.TestOnlyThreshold, DefaultTestOnlyThreshold)
 	if c.CooldownPolicy == nil {
 		c.CooldownPolicy = ConstantCooldown
 	}

@@ -45,6 +45,13 @@
 // by default and gives a half-open probe slot back. The "autonomous" preset
 // turns all of them on with seed 003's values.
 //
+// Two stops are not failures. A call budget (MaxCallsPerHour, a rolling
+// hour) makes Check refuse without opening the circuit, with a warning from
+// 80% and the exact RetryAfter; and the host's completion signals (two done
+// signals in a row, three test-only iterations, a finished Plan) complete
+// the loop: Check then refuses with Decision.Complete and an error matching
+// ErrComplete.
+//
 // # Same error
 //
 // Errors are compared by Fingerprint: the first 8 hex digits of the MD5 of

@@ -38,6 +38,7 @@ const (
 // identical errors in a row" can speak before it.
 func autonomous(c *Config) {
 	c.MaxSameErrorInARow = 5
+	c.MaxCallsPerHour = 100
 	c.ProgressScoreWindow = 3
 	c.Cooldown = autonomousCooldown
 	c.CooldownPolicy = DoublingCooldown(autonomousCooldownCeiling)
@@ -59,7 +60,7 @@ var ErrUnknownPreset = errors.New("loopbreaker: unknown preset")
 //
 // autonomous is seed 003's unattended loop: on top of its thresholds it
 // trips on the same error 5 times in a row, scores progress over a window
-// of 3 iterations, and waits a 30 minute cooldown that doubles after each
+// of 3 iterations, keeps a budget of 100 calls per rolling hour, and waits a 30 minute cooldown that doubles after each
 // failed probe, up to 4 hours. (Its other signals, circular approach and
 // test-fix loop, are on in every config.)
 //

@@ -42,6 +42,7 @@ func TestAutonomousPresetHasSeed003Values(t *testing.T) {
 	assert.Equal(t, 10, cfg.MaxConsecutiveFailures)
 	assert.Equal(t, 5, cfg.MaxSameErrorCount)
 	assert.Equal(t, 5, cfg.MaxSameErrorInARow)
+	assert.Equal(t, 100, cfg.MaxCallsPerHour)
 	assert.Equal(t, 3, cfg.NoProgressThreshold)
 	assert.Equal(t, 70, cfg.OutputDeclinePercent)
 	assert.Equal(t, 3, cfg.PermissionDenialThreshold)

@@ -47,6 +47,21 @@ const (
 	// ReasonProbeFailed: the half-open probe failed with the error
 	// Fingerprint although no threshold was reached.
 	ReasonProbeFailed
+	// ReasonCallBudget: Count calls in the last hour reached the budget,
+	// Threshold (Config.MaxCallsPerHour). Check refuses without opening
+	// the circuit until a call leaves the window.
+	ReasonCallBudget
+	// ReasonDoneSignals: the agent reported done (Iteration.Done) in Count
+	// successful iterations in a row, reaching Threshold
+	// (Config.DoneSignalThreshold). The loop is complete.
+	ReasonDoneSignals
+	// ReasonTestOnlyLoops: Count successful iterations in a row only ran
+	// tests (WorkTestsOnly), reaching Threshold (Config.TestOnlyThreshold):
+	// nothing is left to implement. The loop is complete.
+	ReasonTestOnlyLoops
+	// ReasonPlanComplete: every task of the plan is done (Count tasks,
+	// none remaining). The loop is complete.
+	ReasonPlanComplete
 )
 
 // verdict is what a signal says about the iteration just recorded.
@@ -72,6 +87,10 @@ type rule struct {
 	check func(b *CircuitBreaker) verdict
 	// evidence returns the reason when check did not pass.
 	evidence func(b *CircuitBreaker) Reason
+	// completes marks a completion signal: checked after a successful
+	// iteration, before the stop signals, and when it trips the loop is
+	// complete rather than the circuit open.
+	completes bool
 }
 
 // rules is indexed by ReasonKind; the signals are evaluated in this order,
@@ -265,6 +284,56 @@ var rules = [...]rule{
 			return fmt.Sprintf("Half-open probe failed (error %s)", r.Fingerprint)
 		},
 	},
+	ReasonCallBudget: {
+		name: "call_budget",
+		text: func(r Reason) string {
+			return fmt.Sprintf("Call budget exhausted: %d calls in the last hour (limit: %d)", r.Count, r.Threshold)
+		},
+	},
+	ReasonDoneSignals: {
+		name:      "done_signals",
+		completes: true,
+		text: func(r Reason) string {
+			return fmt.Sprintf("Complete: the agent reported done %d times in a row (threshold: %d)", r.Count, r.Threshold)
+		},
+		on: func(c *Config) bool { return c.DoneSignalThreshold >= 0 },
+		check: func(b *CircuitBreaker) verdict {
+			return atThreshold(b.completion.consecutiveDone, b.cfg.DoneSignalThreshold)
+		},
+		evidence: func(b *CircuitBreaker) Reason {
+			return Reason{Count: b.completion.consecutiveDone, Threshold: b.cfg.DoneSignalThreshold}
+		},
+	},
+	ReasonTestOnlyLoops: {
+		name:      "test_only_loops",
+		completes: true,
+		text: func(r Reason) string {
+			return fmt.Sprintf("Complete: %d iterations in a row only ran tests (threshold: %d)", r.Count, r.Threshold)
+		},
+		on: func(c *Config) bool { return c.TestOnlyThreshold >= 0 },
+		check: func(b *CircuitBreaker) verdict {
+			return atThreshold(b.completion.consecutiveTestOnly, b.cfg.TestOnlyThreshold)
+		},
+		evidence: func(b *CircuitBreaker) Reason {
+			return Reason{Count: b.completion.consecutiveTestOnly, Threshold: b.cfg.TestOnlyThreshold}
+		},
+	},
+	ReasonPlanComplete: {
+		name:      "plan_complete",
+		completes: true,
+		text: func(r Reason) string {
+			return fmt.Sprintf("Complete: all %d tasks of the plan are done", r.Count)
+		},
+		check: func(b *CircuitBreaker) verdict {
+			if b.completion.planComplete {
+				return trip
+			}
+			return pass
+		},
+		evidence: func(b *CircuitBreaker) Reason {
+			return Reason{Count: b.completion.plan.Done}
+		},
+	},
 }
 
 // atThreshold trips when count has reached a non-negative limit.
@@ -275,20 +344,38 @@ func atThreshold(count, limit int) verdict {
 	return trip
 }
 
-// activeRules returns the kinds of the signals c switches on, in
-// evaluation order, so that a signal switched off costs nothing.
-func activeRules(c *Config) []ReasonKind {
-	var kinds []ReasonKind
+// activeRules returns the kinds of the stop and the completion signals c
+// switches on, each in evaluation order, so that a signal switched off
+// costs nothing.
+func activeRules(c *Config) (stops, completions []ReasonKind) {
 	for i := range rules {
-		if rules[i].check != nil && (rules[i].on == nil || rules[i].on(c)) {
-			kinds = append(kinds, ReasonKind(i))
+		r := &rules[i]
+		if r.check == nil || r.on != nil && !r.on(c) {
+			continue
+		}
+		if r.completes {
+			completions = append(completions, ReasonKind(i))
+		} else {
+			stops = append(stops, ReasonKind(i))
 		}
 	}
-	return kinds
+	return stops, completions
 }
 
-// evaluate runs the active signals in order. It returns the reason of the
-// first that trips, or else of the first that watches, with its verdict.
+// completes returns the reason of the first completion signal that trips
+// after a successful iteration.
+func (b *CircuitBreaker) completes() (Reason, bool) {
+	for _, kind := range b.completions {
+		if rules[kind].check(b) == trip {
+			return rules[kind].reason(b, kind), true
+		}
+	}
+	return Reason{}, false
+}
+
+// evaluate runs the active stop signals in order. It returns the reason of
+// the first that trips, or else of the first that watches, with its
+// verdict.
 func (b *CircuitBreaker) evaluate() (Reason, verdict) {
 	watched := ReasonNone
 	for _, kind := range b.active {

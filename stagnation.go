@@ -19,9 +19,14 @@ const (
 	WorkTestFix
 	// WorkOther: anything else (documentation, planning, refactoring...).
 	WorkOther
+	// WorkTestsOnly: the iteration only ran the tests, implementing
+	// nothing. Seed 002 reads a run of these as "nothing left to do" (the
+	// test-only completion signal).
+	WorkTestsOnly
 )
 
-// String returns "unlabelled", "implementation", "test_fix" or "other".
+// String returns "unlabelled", "implementation", "test_fix", "other" or
+// "tests_only".
 func (k WorkKind) String() string {
 	switch k {
 	case WorkUnlabelled:
@@ -32,6 +37,8 @@ func (k WorkKind) String() string {
 		return "test_fix"
 	case WorkOther:
 		return "other"
+	case WorkTestsOnly:
+		return "tests_only"
 	}
 	return "WorkKind(" + strconv.Itoa(int(k)) + ")"
 }

@@ -88,6 +88,16 @@ func (b *CircuitBreaker) takeProbe() bool {
 	return true
 }
 
+// finish completes the loop: from now on Check refuses every iteration
+// with reason, which is not a failure. A half-open circuit closes, as the
+// iteration that completed the loop succeeded.
+func (b *CircuitBreaker) finish(reason Reason) {
+	if b.state == HalfOpen {
+		b.close()
+	}
+	b.completion.complete = reason
+}
+
 // releaseProbe gives the half-open probe slot back after a neutral
 // iteration: the next Check gets the probe.
 func (b *CircuitBreaker) releaseProbe() {

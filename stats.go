@@ -51,6 +51,15 @@ type Stats struct {
 	// cooldown, the length of the current open's cooldown as
 	// Config.CooldownPolicy set it; zero otherwise.
 	Cooldown time.Duration
+	// Complete is why the loop is complete (a completion reason); zero
+	// while it is not.
+	Complete Reason
+	// Budget is the call budget of the rolling hour; zero without one.
+	// Reset does not clear it: the calls were made.
+	Budget Budget
+	// BudgetRetryAfter is, while the budget is spent, the time until a
+	// call leaves the rolling hour; zero otherwise.
+	BudgetRetryAfter time.Duration
 	// Opens counts how often the circuit has opened since New or Reset.
 	Opens int
 	// ConsecutiveOpens counts the opens since the circuit last closed: 1
@@ -82,6 +91,14 @@ type Stats struct {
 	// OutputTrend holds the output lengths of the last (up to 10) measured
 	// iterations, oldest first.
 	OutputTrend []int
+	// ConsecutiveDoneSignals counts the successful iterations in a row that
+	// reported Done.
+	ConsecutiveDoneSignals int
+	// ConsecutiveTestOnly counts the successful iterations in a row that
+	// only ran tests (unlabelled ones left out).
+	ConsecutiveTestOnly int
+	// Plan is the last plan an iteration reported; zero if none did.
+	Plan Plan
 	// LastProgressScore is the progress score of the last measured
 	// iteration (seed 003's weights, Config.ScoreWeights).
 	LastProgressScore int

@@ -1,0 +1,122 @@
+package loopbreaker
+
+import (
+	"fmt"
+	"time"
+)
+
+// CallBudgetWindow is the rolling window of the call budget: at most
+// Config.MaxCallsPerHour calls in any hour, not per clock hour.
+const CallBudgetWindow = time.Hour
+
+// CallBudgetWarningPercent is the share of the call budget at which
+// Decision.Warning speaks (seeds 002 and 003: 80%).
+const CallBudgetWarningPercent = 80
+
+// maxCallEntries bounds the memory of the call budget: beyond it, calls
+// recorded close together share an entry (conservatively: they then leave
+// the window with the newest of them).
+const maxCallEntries = 4096
+
+// Budget is the state of the call budget when a Decision or Stats was
+// made. The zero Budget means no budget is set.
+type Budget struct {
+	// Limit is Config.MaxCallsPerHour; zero when the budget is off.
+	Limit int
+	// Used counts the calls recorded in the last hour.
+	Used int
+}
+
+// Left returns how many calls the budget has left in the rolling hour,
+// zero when it is spent, and -1 when no budget is set.
+func (b Budget) Left() int {
+	if b.Limit <= 0 {
+		return -1
+	}
+	return max(b.Limit-b.Used, 0)
+}
+
+// Warning returns seed 003's warning once CallBudgetWarningPercent of the
+// budget is used, e.g. "Call budget 80% used: 80 of 100 calls in the last
+// hour, 20 left", and "" below that or without a budget.
+func (b Budget) Warning() string {
+	if b.Limit <= 0 || b.Used*100 < b.Limit*CallBudgetWarningPercent {
+		return ""
+	}
+	return fmt.Sprintf("Call budget %d%% used: %d of %d calls in the last hour, %d left",
+		b.Used*100/b.Limit, b.Used, b.Limit, b.Left())
+}
+
+// callEntry is a number of calls recorded at one time.
+type callEntry struct {
+	at    time.Time
+	calls int
+}
+
+// callBudget counts the calls of the rolling hour.
+type callBudget struct {
+	entries []callEntry // oldest first, from head on
+	head    int
+	used    int // the calls in entries[head:]
+}
+
+// prune forgets the calls that left the window by now.
+func (cb *callBudget) prune(now time.Time) {
+	cutoff := now.Add(-CallBudgetWindow)
+	for cb.head < len(cb.entries) && !cb.entries[cb.head].at.After(cutoff) {
+		cb.used -= cb.entries[cb.head].calls
+		cb.head++
+	}
+	if cb.head == len(cb.entries) {
+		cb.entries, cb.head = cb.entries[:0], 0
+	} else if cb.head > len(cb.entries)/2 {
+		n := copy(cb.entries, cb.entries[cb.head:])
+		cb.entries, cb.head = cb.entries[:n], 0
+	}
+}
+
+// add records calls made at now.
+func (cb *callBudget) add(calls int, now time.Time) {
+	cb.prune(now)
+	cb.used += calls
+	if last := len(cb.entries) - 1; last >= cb.head && (len(cb.entries)-cb.head >= maxCallEntries || !now.After(cb.entries[last].at)) {
+		cb.entries[last].calls += calls
+		cb.entries[last].at = now
+		return
+	}
+	cb.entries = append(cb.entries, callEntry{at: now, calls: calls})
+}
+
+// retryAfter returns the time until the window holds fewer than limit
+// calls; zero if it already does.
+func (cb *callBudget) retryAfter(limit int, now time.Time) time.Duration {
+	excess := cb.used - limit + 1
+	for _, e := range cb.entries[cb.head:] {
+		if excess <= 0 {
+			break
+		}
+		excess -= e.calls
+		if excess <= 0 {
+			return e.at.Add(CallBudgetWindow).Sub(now)
+		}
+	}
+	return 0
+}
+
+// budgetState returns the budget as of now. Called with b.mu held.
+func (b *CircuitBreaker) budgetState(now time.Time) Budget {
+	if b.cfg.MaxCallsPerHour <= 0 {
+		return Budget{}
+	}
+	b.calls.prune(now)
+	return Budget{Limit: b.cfg.MaxCallsPerHour, Used: b.calls.used}
+}
+
+// countCalls adds an iteration's calls to the budget: calls, or one when
+// the iteration did not say. Called with b.mu held.
+func (b *CircuitBreaker) countCalls(calls int) {
+	if b.cfg.MaxCallsPerHour <= 0 {
+		return
+	}
+	b.calls.add(max(calls, 1), b.cfg.Now())
+}
