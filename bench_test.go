@@ -98,3 +98,46 @@ func BenchmarkNormalizeRegexpChain2KB(b *testing.B) {
 		normalizeWithRegexps(msg)
 	}
 }
+
+// A host that reports everything: progress, an approach label, the kind
+// of work, a plan and its calls, with the autonomous preset's signals all
+// on, so that every rule is evaluated on every iteration.
+func BenchmarkCheckRecordMeasured(b *testing.B) {
+	cfg, err := Preset("autonomous")
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.MaxCallsPerHour = -1 // the budget's clock reads are measured apart
+	cb, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	it := Iteration{
+		Progress: &Progress{FilesChanged: 2, TestsPassing: 40, OutputLength: 1200},
+		Approach: "split the handler",
+		Work:     WorkImplementation,
+		Plan:     &Plan{Done: 3, Remaining: 4},
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if !cb.Check().Allow {
+			b.Fatal("refused")
+		}
+		cb.Record(it)
+	}
+}
+
+// The call budget reads the clock on every Check and Record.
+func BenchmarkCheckRecordWithCallBudget(b *testing.B) {
+	cb, err := New(Config{MaxCallsPerHour: 1 << 30})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if !cb.Check().Allow {
+			b.Fatal("refused")
+		}
+		cb.RecordSuccess()
+	}
+}

@@ -73,6 +73,11 @@ type Iteration struct {
 	Calls int
 }
 
+// plain reports whether the iteration says nothing beyond its outcome.
+func (it *Iteration) plain() bool {
+	return it.Progress == nil && it.Approach == "" && it.Work == WorkUnlabelled && !it.Done && it.Plan == nil
+}
+
 // Decision is the breaker's answer to Check.
 type Decision struct {
 	// Allow says whether the iteration may run.
@@ -250,6 +255,12 @@ func (b *CircuitBreaker) record(failed bool, fp uint32, it *Iteration, approachF
 	b.observeCompletion(it, failed)
 	if b.completion.complete.Kind != ReasonNone || b.state == Open {
 		return // the loop is over, or an iteration ended late: counters only
+	}
+	if !failed && b.state == Closed && it.plain() {
+		// A bare success on a closed circuit resets counters and fills no
+		// window: no signal can trip or complete on it. (The hot path of a
+		// healthy loop.)
+		return
 	}
 	if !failed {
 		if reason, ok := b.completes(); ok {
