@@ -52,13 +52,14 @@ const MaxExtractedBytes = 4096
 //   - "Exception in thread " (Java; with its frames and "Caused by:");
 //   - "thread '…' panicked at" (Rust; with the message line after it);
 //   - "--- FAIL", "FAIL ", "FAIL:", "FAILED " (test failures; with the
-//     lines indented below);
+//     lines indented below). With go test -v a test's output comes before
+//     its "--- FAIL" line, so the block then starts at its "=== RUN";
 //   - a compiler location, not indented: "file.go:12:3: msg",
 //     "main.c:4:10: error: msg", "Main.java:5: error: msg",
 //     "a.ts(3,5): error TS2304: msg", "a.ts:3:5 - error TS2304: msg",
-//     "vet: ./x.go:1:2: msg"; consecutive location lines are one block
-//     (a build's report), and a location whose message is a warning, note,
-//     info, hint or help starts nothing;
+//     "vet: ./x.go:1:2: msg"; consecutive error and note location lines
+//     are one block (a build's report), a warning ends it, and a location
+//     whose message is a warning, note, info, hint or help starts nothing;
 //   - a severity word followed by a colon or a bracket: "error:",
 //     "error[E0425]:", "Error:", "ERROR:", "fatal:", "[ERROR]", "npm ERR!",
 //     "error TS2304", "gcc: error:", an upper-case ERROR or FATAL after a
@@ -96,7 +97,8 @@ const MaxExtractedBytes = 4096
 func ExtractError(output string) string {
 	sc := blockScanner{decodeJSON: true}
 	sc.scan(output)
-	if sc.jsonFound {
+	switch {
+	case sc.jsonFound:
 		msg := sc.jsonMsg
 		inner := blockScanner{}
 		inner.scan(msg)
@@ -104,11 +106,11 @@ func ExtractError(output string) string {
 			return inner.text(msg, inner.strong)
 		}
 		return capExtract(msg, kindNone)
-	}
-	if sc.hasStrong {
+	case sc.hasStrong:
 		return sc.text(output, sc.strong)
-	}
-	if sc.hasWeak {
+	case sc.jsonWeakFound:
+		return capExtract(sc.jsonWeakMsg, kindNone)
+	case sc.hasWeak:
 		return sc.text(output, sc.weak)
 	}
 	return ""
@@ -129,6 +131,7 @@ const (
 	kindConflict            // git merge conflicts
 	kindLine                // a single strong line
 	kindWeak                // a summary line
+	kindTestRun             // go test -v output of one test: an error if it ends in --- FAIL
 )
 
 // span is a block: s[start:end] of the scanned text.
@@ -155,8 +158,8 @@ type blockScanner struct {
 	strong, weak       span
 	hasStrong, hasWeak bool
 
-	jsonFound bool
-	jsonMsg   string
+	jsonFound, jsonWeakFound bool
+	jsonMsg, jsonWeakMsg     string
 
 	buf [headMax]byte
 }
@@ -177,9 +180,12 @@ func (b *blockScanner) close() {
 		return
 	}
 	b.open = false
-	if b.cur.kind == kindWeak {
+	switch b.cur.kind {
+	case kindTestRun:
+		// The test did not fail (or its end was not seen).
+	case kindWeak:
 		b.weak, b.hasWeak = b.cur, true
-	} else {
+	default:
 		b.strong, b.hasStrong = b.cur, true
 	}
 }
@@ -199,8 +205,12 @@ func (b *blockScanner) line(s string, i, eol int) {
 		if b.decodeJSON {
 			line := trimLineEnd(s[first:eol])
 			if containsFoldError(line) {
-				if msg, ok := jsonLineError(line); ok {
-					b.jsonFound, b.jsonMsg = true, msg
+				if msg, weak, ok := jsonLineError(line); ok {
+					if weak {
+						b.jsonWeakFound, b.jsonWeakMsg = true, msg
+					} else {
+						b.jsonFound, b.jsonMsg = true, msg
+					}
 				}
 			}
 		}
@@ -271,6 +281,12 @@ func (b *blockScanner) continues(s string, first, eol, indent int, head string) 
 		b.finished = true
 		return true
 	}
+	if kind == kindTestRun && !b.blank && indent == b.indent && strings.HasPrefix(head, "--- FAIL") {
+		// The test's own output came first (go test -v); the block is an
+		// error now, and goes on over the lines indented below.
+		b.cur.kind = kindIndented
+		return true
+	}
 	if kind == kindTraceback && !b.finished {
 		// Everything up to and including the exception line.
 		if indent <= b.indent {
@@ -308,8 +324,8 @@ func (b *blockScanner) continues(s string, first, eol, indent int, head string) 
 		}
 		return frameLineEnd(s, first) >= 0
 	case kindCompile:
-		if _, ok := parseLocation(head); ok && indent == b.indent {
-			return true
+		if sev, ok := parseLocation(head); ok && indent == b.indent {
+			return sev != sevWarning
 		}
 		return isGutterLine(head)
 	case kindConflict:
@@ -334,12 +350,14 @@ func classifyLine(s string, first, eol, indent int, head string) blockKind {
 		return kindRustPanic
 	case hasAnyPrefix(head, "--- FAIL", "FAIL ", "FAIL:", "FAILED "):
 		return kindIndented
+	case hasAnyPrefix(head, "=== RUN ", "=== CONT ", "=== NAME "):
+		return kindTestRun
 	case strings.HasPrefix(head, "CONFLICT ("):
 		return kindConflict
 	}
 	if indent == 0 {
-		if isErr, ok := parseLocation(head); ok {
-			if isErr {
+		if sev, ok := parseLocation(head); ok {
+			if sev == sevError {
 				return kindCompile
 			}
 			return kindNone
@@ -481,15 +499,23 @@ func progPrefix(head string) int {
 	return j + 2
 }
 
+// severity is what a compiler location line says it is.
+type severity uint8
+
+const (
+	sevError   severity = iota // an error, or no severity word (Go)
+	sevWarning                 // a warning: not an error, and the end of one
+	sevNote                    // a note, info, hint or help about the error before it
+)
+
 // parseLocation reads a compiler location at the start of head, after an
 // optional program name: "file.go:12:3: msg", "Main.java:5: error: msg",
 // "a.ts(3,5): error TS2304: msg", "a.ts:3:5 - error TS2304: msg". ok says
-// whether there is one; isErr whether its message is an error rather than a
-// warning, note, info, hint or help.
-func parseLocation(head string) (isErr, ok bool) {
+// whether there is one; sev what its message is.
+func parseLocation(head string) (sev severity, ok bool) {
 	if n := progPrefix(head); n > 0 {
-		if isErr, ok := parseLocation(head[n:]); ok {
-			return isErr, ok
+		if sev, ok := parseLocation(head[n:]); ok {
+			return sev, ok
 		}
 	}
 	j := 0
@@ -498,14 +524,14 @@ func parseLocation(head string) (isErr, ok bool) {
 	}
 	path := head[:j]
 	if path == "" || !strings.ContainsAny(path, "./") || j == len(head) {
-		return false, false
+		return sevError, false
 	}
 	rest := head[j:]
 	switch rest[0] {
 	case ':':
 		k := 1 + digitsPrefix(rest[1:])
 		if k == 1 {
-			return false, false
+			return sevError, false
 		}
 		if k < len(rest) && rest[k] == ':' {
 			if c := 1 + digitsPrefix(rest[k+1:]); c > 1 {
@@ -518,32 +544,35 @@ func parseLocation(head string) (isErr, ok bool) {
 		case strings.HasPrefix(rest[k:], " - "):
 			rest = rest[k+3:]
 		default:
-			return false, false
+			return sevError, false
 		}
 	case '(':
 		k := 1 + digitsPrefix(rest[1:])
 		if k == 1 || k >= len(rest) || rest[k] != ',' {
-			return false, false
+			return sevError, false
 		}
 		c := 1 + digitsPrefix(rest[k+1:])
 		if c == 1 || !strings.HasPrefix(rest[k+c:], "): ") {
-			return false, false
+			return sevError, false
 		}
 		rest = rest[k+c+3:]
 	default:
-		return false, false
+		return sevError, false
 	}
 	rest = strings.TrimLeft(rest, " \t")
 	if rest == "" {
-		return false, false
+		return sevError, false
 	}
-	for _, sev := range [...]string{"warning", "note", "info", "hint", "help"} {
-		if len(rest) >= len(sev) && strings.EqualFold(rest[:len(sev)], sev) &&
-			(len(rest) == len(sev) || rest[len(sev)] == ':' || rest[len(sev)] == ' ' || rest[len(sev)] == '[') {
-			return false, true
+	for _, word := range [...]string{"warning", "note", "info", "hint", "help"} {
+		if len(rest) >= len(word) && strings.EqualFold(rest[:len(word)], word) &&
+			(len(rest) == len(word) || rest[len(word)] == ':' || rest[len(word)] == ' ' || rest[len(word)] == '[') {
+			if word == "warning" {
+				return sevWarning, true
+			}
+			return sevNote, true
 		}
 	}
-	return true, true
+	return sevError, true
 }
 
 // isGutterLine reports a line of a compiler's source context: "2 | code",
@@ -638,33 +667,38 @@ func containsFoldError(s string) bool {
 }
 
 // jsonLineError decodes a JSON line and returns the message of its last
-// error-signalling object, if it is an object and has one.
-func jsonLineError(line string) (string, bool) {
+// error-signalling object, if it is an object and has one. The message is
+// weak when the object says only that it failed, not how: it has nothing
+// but a subtype, or nothing at all (the message is then the line).
+func jsonLineError(line string) (msg string, weak, ok bool) {
 	var v any
 	if err := json.Unmarshal([]byte(line), &v); err != nil {
-		return "", false
+		return "", false, false
 	}
 	if _, isObject := v.(map[string]any); !isObject {
-		return "", false
+		return "", false, false
 	}
-	msg, found := lastErrorObject(v)
+	var found bool
+	msg, weak, found = lastErrorObject(v)
 	if !found {
-		return "", false
+		return "", false, false
 	}
-	if strings.TrimSpace(msg) == "" {
+	if msg == "" {
 		msg = line
 	}
-	return msg, true
+	return msg, weak, true
 }
 
 // lastErrorObject walks v in document order (object keys sorted) and
-// returns the message of the last object that signals an error; it does not
-// look inside a signalling object.
-func lastErrorObject(v any) (msg string, found bool) {
+// returns the message of the last object that signals an error, preferring
+// one with a message that is not weak; it does not look inside a
+// signalling object.
+func lastErrorObject(v any) (msg string, weak, found bool) {
 	switch v := v.(type) {
 	case map[string]any:
 		if signalsError(v) {
-			return errorMessage(v), true
+			msg, weak = errorMessage(v)
+			return msg, weak, true
 		}
 		keys := make([]string, 0, len(v))
 		for k, child := range v {
@@ -675,18 +709,23 @@ func lastErrorObject(v any) (msg string, found bool) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if m, ok := lastErrorObject(v[k]); ok {
-				msg, found = m, true
-			}
+			msg, weak, found = keepLast(msg, weak, found, v[k])
 		}
 	case []any:
 		for _, child := range v {
-			if m, ok := lastErrorObject(child); ok {
-				msg, found = m, true
-			}
+			msg, weak, found = keepLast(msg, weak, found, child)
 		}
 	}
-	return msg, found
+	return msg, weak, found
+}
+
+// keepLast returns the error found in child if there is one and it is not
+// weaker than the one found so far; otherwise the one so far.
+func keepLast(msg string, weak, found bool, child any) (string, bool, bool) {
+	if m, w, ok := lastErrorObject(child); ok && (!found || weak || !w) {
+		return m, w, true
+	}
+	return msg, weak, found
 }
 
 // signalsError reports whether a JSON object says it is an error (see
@@ -723,32 +762,35 @@ func signalsError(m map[string]any) bool {
 }
 
 // errorMessage returns the message of an error object (see ExtractError),
-// or "".
-func errorMessage(m map[string]any) string {
+// or ""; weak when the message is only a subtype or there is none.
+func errorMessage(m map[string]any) (msg string, weak bool) {
 	switch e := m["error"].(type) {
 	case string:
 		if strings.TrimSpace(e) != "" {
-			return e
+			return e, false
 		}
 	case map[string]any:
 		for _, key := range [...]string{"message", "msg", "detail", "type"} {
 			if s, _ := e[key].(string); strings.TrimSpace(s) != "" {
-				return s
+				return s, false
 			}
 		}
 	}
 	if s, _ := m["result"].(string); strings.TrimSpace(s) != "" {
-		return s
+		return s, false
 	}
 	if s := contentText(m["content"]); strings.TrimSpace(s) != "" {
-		return s
+		return s, false
 	}
-	for _, key := range [...]string{"message", "msg", "text", "detail", "subtype"} {
+	for _, key := range [...]string{"message", "msg", "text", "detail"} {
 		if s, _ := m[key].(string); strings.TrimSpace(s) != "" {
-			return s
+			return s, false
 		}
 	}
-	return ""
+	if s, _ := m["subtype"].(string); strings.TrimSpace(s) != "" {
+		return s, true
+	}
+	return "", true
 }
 
 // contentText returns a tool result's content: a string, or the "text" of

@@ -213,7 +213,17 @@ func TestExtractErrorPlainTextBlocks(t *testing.T) {
 		{
 			name: "go test FAIL block with subtests; the summary lines are weak",
 			in:   "=== RUN   TestSum\n--- FAIL: TestSum (0.00s)\n    --- FAIL: TestSum/neg (0.00s)\n        sum_test.go:12: got -1, want 1\nFAIL\nFAIL\texample.com/app\t0.003s\nFAIL\n",
-			want: "--- FAIL: TestSum (0.00s)\n    --- FAIL: TestSum/neg (0.00s)\n        sum_test.go:12: got -1, want 1",
+			want: "=== RUN   TestSum\n--- FAIL: TestSum (0.00s)\n    --- FAIL: TestSum/neg (0.00s)\n        sum_test.go:12: got -1, want 1",
+		},
+		{
+			name: "go test -v: a test's output before its FAIL line; a passing test's log is no error",
+			in:   "=== RUN   TestA\n    a_test.go:3: error: expected in this test\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n    b_test.go:9: got 2, want 3\n--- FAIL: TestB (0.00s)\nFAIL\n",
+			want: "=== RUN   TestB\n    b_test.go:9: got 2, want 3\n--- FAIL: TestB (0.00s)",
+		},
+		{
+			name: "go test -v: a passing run is no error",
+			in:   "=== RUN   TestA\n    a_test.go:3: error: logged on purpose\n--- PASS: TestA (0.00s)\nPASS\n",
+			want: "",
 		},
 		{
 			name: "Node error with frames, require stack and error object",
