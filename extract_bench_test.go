@@ -19,18 +19,8 @@ func bigTranscript(b *testing.B, suffix string, size int) string {
 	for i := 0; sb.Len() < size; i++ {
 		sb.WriteString(sessions[i%len(sessions)])
 	}
-	sb.WriteString(readTranscriptB(b, "go-panic.plain.txt"))
+	sb.WriteString(readTranscript(b, "go-panic.plain.txt"))
 	return sb.String()
-}
-
-func readTranscriptB(b *testing.B, file string) string {
-	for _, tr := range loadTranscripts(b) {
-		if strings.HasSuffix(tr.path, file) {
-			return tr.text
-		}
-	}
-	b.Fatalf("no transcript %s", file)
-	return ""
 }
 
 func benchmarkExtract(b *testing.B, text string) {
@@ -49,8 +39,8 @@ func benchmarkExtract(b *testing.B, text string) {
 // mentions an error is decoded). Equal MB/s at 1 MB and 4 MB is the linear
 // cost.
 func BenchmarkExtractError(b *testing.B) {
-	b.Run("small-plain", func(b *testing.B) { benchmarkExtract(b, readTranscriptB(b, "python-keyerror.plain.txt")) })
-	b.Run("small-stream-json", func(b *testing.B) { benchmarkExtract(b, readTranscriptB(b, "python-keyerror.stream.jsonl")) })
+	b.Run("small-plain", func(b *testing.B) { benchmarkExtract(b, readTranscript(b, "python-keyerror.plain.txt")) })
+	b.Run("small-stream-json", func(b *testing.B) { benchmarkExtract(b, readTranscript(b, "python-keyerror.stream.jsonl")) })
 	b.Run("1MB-plain", func(b *testing.B) { benchmarkExtract(b, bigTranscript(b, ".txt", 1<<20)) })
 	b.Run("4MB-plain", func(b *testing.B) { benchmarkExtract(b, bigTranscript(b, ".txt", 4<<20)) })
 	b.Run("1MB-stream-json", func(b *testing.B) { benchmarkExtract(b, bigTranscript(b, ".jsonl", 1<<20)) })

@@ -41,10 +41,10 @@ func loadTranscripts(tb testing.TB) []transcript {
 }
 
 // readTranscript returns the text of testdata/transcripts/<file>.
-func readTranscript(t *testing.T, file string) string {
-	t.Helper()
+func readTranscript(tb testing.TB, file string) string {
+	tb.Helper()
 	text, err := os.ReadFile(filepath.Join("testdata", "transcripts", file))
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	return string(text)
 }
 
