@@ -30,20 +30,22 @@ const MaxExtractedBytes = 4096
 //
 // A field whose text merely contains the word "error" signals nothing. The
 // message of an error object is the first non-empty of: "error" (a string,
-// or its object's "message"), "result", "content" (a string, or the "text"
-// of its blocks), "message", "msg", "text", "detail", "subtype"; if it has
-// none, the JSON line itself. Signalling objects are searched at any depth
-// (a tool result inside a message), but not inside another signalling
-// object. If any JSON line signals an error, the last such object wins, and
-// if stage 2 finds an error block inside its message, the result is that
-// block (so a failing tool's output gives the same error as the tool's own
-// plain text); otherwise it is the whole message. Only JSON lines that hold
+// or its object's "message", "msg", "detail" or "type"), "result",
+// "content" (a string, or the "text" of its blocks, one per line),
+// "message", "msg", "text", "detail". Failing those it is the "subtype" or,
+// with none, the JSON line itself, and the error is weak: it says that
+// something failed, not what. Signalling objects are searched at any depth
+// (a tool result inside a message), in document order (object keys
+// sorted), but not inside another signalling object. When stage 2 finds an
+// error block inside a message, the result is that block, so a failing
+// tool's output wrapped in stream-JSON gives the same error as the tool's
+// own plain text; otherwise it is the whole message. Only JSON lines that hold
 // "error" in some ASCII case are decoded, since no other line can signal one
 // (short of spelling the field with \u escapes, which is not looked for). A
 // pretty-printed, multi-line JSON document is plain text.
 //
-// Stage 2, plain text, when no JSON line signals an error. An error block
-// starts at a line that begins (after indentation and ANSI colour) with
+// Stage 2, plain text, reads the lines that are not JSON objects (a JSON
+// line ends any block). An error block starts at a line that begins (after indentation and ANSI colour) with
 // one of:
 //   - "panic: " or "fatal error: " (a Go panic; the block takes the
 //     goroutine traces that follow);
@@ -83,11 +85,15 @@ const MaxExtractedBytes = 4096
 // "make: *** […] Error 1". They count only when there is no other block,
 // since they restate an error printed above them.
 //
-// Several errors: the last block wins (the last strong one, else the last
-// weak one), because an agent's last error is the one it was left with;
-// the earlier ones it has usually seen and worked past. The block is the
-// input's own lines, with surrounding white space trimmed, at most
-// MaxExtractedBytes long.
+// Which error, when there are several: the last strong structured error;
+// else the last strong plain-text block; else the last weak structured
+// error; else the last weak plain-text line; else "". Structured first,
+// since the agent CLI's own verdict on a tool call is more reliable than
+// any reading of text. The last, because an agent's last error is the one
+// it was left with; the earlier ones it has usually seen and worked past.
+// A plain-text result is the input's own lines, from the start of the
+// block's first line, with surrounding white space trimmed (ANSI colour is
+// kept); any result is at most MaxExtractedBytes long.
 //
 // ExtractError reads its input once, line by line, with no regular
 // expressions, so its cost is linear in the input; JSON lines holding

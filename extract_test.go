@@ -130,6 +130,21 @@ func TestExtractErrorStructured(t *testing.T) {
 			want: "fatal: unable to access 'https://example.invalid/': Could not resolve host",
 		},
 		{
+			name: "a strong structured error beats a later weak one",
+			in:   `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}` + "\n" + `{"type":"result","subtype":"error_during_execution","is_error":true}`,
+			want: "Overloaded",
+		},
+		{
+			name: "a plain-text block beats a weak structured error",
+			in:   "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'a'\n" + `{"type":"result","subtype":"error_max_turns","is_error":true}`,
+			want: "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'a'",
+		},
+		{
+			name: "a weak structured error beats a weak plain-text line",
+			in:   "exit status 1\n" + `{"type":"result","subtype":"error_max_turns","is_error":true}`,
+			want: "error_max_turns",
+		},
+		{
 			name: "a broken JSON line is plain text and starts nothing",
 			in:   `{"type":"result","is_error":true,"result":"trunc`,
 			want: "",
