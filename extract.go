@@ -647,8 +647,10 @@ func capExtract(text string, kind blockKind) string {
 		if firstEnd > 0 && firstEnd < MaxExtractedBytes/2 {
 			room := MaxExtractedBytes - firstEnd - 1
 			if k := strings.IndexByte(text[len(text)-room:], '\n'); k >= 0 {
-				tail := strings.TrimSpace(text[len(text)-room+k+1:])
-				return text[:firstEnd] + "\n" + tail
+				tail := strings.TrimRight(text[len(text)-room+k+1:], " \t\r\n")
+				if strings.TrimSpace(tail) != "" {
+					return strings.TrimRight(text[:firstEnd], " \t\r") + "\n" + tail
+				}
 			}
 		}
 	}

@@ -381,6 +381,9 @@ func TestExtractErrorBound(t *testing.T) {
 	assert.LessOrEqual(t, len(got), MaxExtractedBytes)
 	assert.True(t, strings.HasPrefix(got, "Traceback (most recent call last):\n"))
 	assert.True(t, strings.HasSuffix(got, "\nRecursionError: maximum recursion depth exceeded"))
+	for _, line := range strings.Split(got, "\n")[1:] {
+		assert.Contains(t, []string{"  File \"/app/r.py\", line 2, in f", "    return f()", "RecursionError: maximum recursion depth exceeded"}, line, "whole lines, indentation kept")
+	}
 
 	long := "Error: " + strings.Repeat("ü", MaxExtractedBytes)
 	got = ExtractError(long)
