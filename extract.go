@@ -74,8 +74,9 @@ const MaxExtractedBytes = 4096
 //
 // A block goes on over the lines indented deeper than its first line, stack
 // frames, rustc's " --> " and "|" context, "Caused by:", Node's
-// "Require stack:", and for a Go panic over blank lines into the next
-// "goroutine N [...]:". A word is not a start: "0 errors", "no errors
+// "Require stack:". A blank line ends it, except inside a Python traceback,
+// before a Go panic's next "goroutine N [...]:", before "Caused by:", and in
+// a test failure before a line indented deeper. A word is not a start: "0 errors", "no errors
 // found", "error handling refactored" and "Errors: 0" start nothing, since
 // the severity word must open the line and be followed by a colon or a
 // bracket (or be an upper-case log level).
@@ -306,6 +307,10 @@ func (b *blockScanner) continues(s string, first, eol, indent int, head string) 
 			return hasAnyPrefix(head, "goroutine ", "runtime stack:", "panic: ")
 		case kindMessage:
 			return hasAnyPrefix(head, "Caused by:", "caused by:")
+		case kindIndented:
+			// Test runners (jest, pytest) separate the parts of one
+			// failure with blank lines; the indentation holds it together.
+			return indent > b.indent
 		}
 		return false
 	}

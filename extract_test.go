@@ -291,6 +291,11 @@ func TestExtractErrorPlainTextBlocks(t *testing.T) {
 			want: "time=09:01 level=error msg=\"disk full\"",
 		},
 		{
+			name: "jest failure with blank lines inside",
+			in:   "PASS src/b.test.js\nFAIL src/a.test.js\n  ● sum › adds\n\n    expect(received).toBe(expected)\n\n    Expected: 3\n    Received: 2\n\nTests: 1 failed, 3 passed\n",
+			want: "FAIL src/a.test.js\n  ● sum › adds\n\n    expect(received).toBe(expected)\n\n    Expected: 3\n    Received: 2",
+		},
+		{
 			name: "pytest summary line",
 			in:   "=== short test summary info ===\nFAILED test_app.py::test_sum - AssertionError: assert 2 == 3\n=== 1 failed in 0.01s ===\n",
 			want: "FAILED test_app.py::test_sum - AssertionError: assert 2 == 3",
