@@ -60,6 +60,8 @@
 // the rest, trims it and caps it at 500 runes, so the same failure at
 // another line, address or temporary directory is the same error.
 //
+// ExtractError finds the error in an agent's raw output (stream-JSON or plain text).
+//
 // # States
 //
 // An open circuit refuses iterations until Config.Cooldown (default 30s)
