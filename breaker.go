@@ -13,6 +13,11 @@ type CircuitBreaker struct {
 	cfg    Config       // with defaults applied
 	active []ReasonKind // the signals cfg switches on, in evaluation order
 	loop
+
+	// Transitions waiting for Config.OnStateChange, and whether a
+	// goroutine is delivering them (see unlock).
+	pending    []Transition
+	delivering bool
 }
 
 // loop is everything the breaker has learned about the loop; Reset
@@ -39,6 +44,8 @@ type loop struct {
 
 	progress   progressState
 	stagnation stagnationState
+
+	history ring[Transition] // the last HistoryLen transitions
 }
 
 // Iteration is what the host tells the breaker about one iteration.
@@ -104,6 +111,7 @@ func (b *CircuitBreaker) reset() {
 	b.loop = loop{
 		errors:     newErrorCounts(b.cfg.MaxFingerprints),
 		stagnation: newStagnationState(&b.cfg),
+		history:    newRing[Transition](HistoryLen),
 	}
 }
 
@@ -113,10 +121,17 @@ func (b *CircuitBreaker) reset() {
 // the probe's outcome is recorded.
 func (b *CircuitBreaker) Check() Decision {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.state == Closed {
+		b.mu.Unlock()
 		return Decision{Allow: true, State: Closed}
 	}
+	return b.checkNotClosed()
+}
+
+// checkNotClosed is Check for a circuit that is not closed, called with
+// b.mu held; it releases it.
+func (b *CircuitBreaker) checkNotClosed() Decision {
+	defer b.unlock()
 	now := b.cfg.Now()
 	b.advance(now)
 	d := Decision{State: b.state, Reason: b.reason}
@@ -158,7 +173,7 @@ func (b *CircuitBreaker) Record(it Iteration) {
 	} else {
 		b.record(outcome == Failure, fp, &it, approachFP)
 	}
-	b.mu.Unlock()
+	b.unlock()
 }
 
 // RecordSuccess records a successful iteration: the consecutive-failure
@@ -166,7 +181,7 @@ func (b *CircuitBreaker) Record(it Iteration) {
 func (b *CircuitBreaker) RecordSuccess() {
 	b.mu.Lock()
 	b.record(false, 0, &Iteration{}, 0)
-	b.mu.Unlock()
+	b.unlock()
 }
 
 // RecordFailure records a failed iteration with its error text and reports
@@ -174,7 +189,7 @@ func (b *CircuitBreaker) RecordSuccess() {
 func (b *CircuitBreaker) RecordFailure(msg string) bool {
 	fp := fingerprint32(msg)
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	b.record(true, fp, &Iteration{}, 0)
 	return b.state == Open
 }
@@ -208,7 +223,7 @@ func (b *CircuitBreaker) IsTripped() bool {
 // if its cooldown has passed.
 func (b *CircuitBreaker) State() State {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	if b.state == Open {
 		b.advance(b.cfg.Now())
 	}
@@ -225,17 +240,20 @@ func (b *CircuitBreaker) TripReason() string {
 }
 
 // Reset returns the breaker to its initial condition: closed, every
-// counter and the error history cleared. The config is kept.
+// counter, the error history and the transition history cleared. The config
+// is kept. If the circuit was not closed, Config.OnStateChange receives the
+// transition to CLOSED (cause CauseReset), which the new history does not
+// hold.
 func (b *CircuitBreaker) Reset() {
 	b.mu.Lock()
-	b.reset()
-	b.mu.Unlock()
+	b.restart(b.cfg.Now())
+	b.unlock()
 }
 
 // Stats returns a snapshot of the breaker's state and counters.
 func (b *CircuitBreaker) Stats() Stats {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	s := Stats{
 		Opens:               b.opens,
 		ConsecutiveOpens:    b.openStreak,
@@ -270,5 +288,6 @@ func (b *CircuitBreaker) Stats() Stats {
 		}
 	}
 	s.State = b.state
+	s.History = b.history.values() // after advance, which may add to it
 	return s
 }
