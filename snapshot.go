@@ -238,9 +238,7 @@ func (b *CircuitBreaker) Restore(s Snapshot) error {
 	if s.Progress.TestsPassing != nil {
 		ps.testsPassing, ps.haveTestsPassing = *s.Progress.TestsPassing, true
 	}
-	for i, n := range s.Progress.Outputs {
-		ps.outputs[i] = n
-	}
+	copy(ps.outputs[:], s.Progress.Outputs)
 	ps.outputCount = len(s.Progress.Outputs)
 	ps.outputNext = ps.outputCount % outputTrendLen
 	if c := ps.outputCount; c > 0 {
