@@ -15,6 +15,11 @@ type CircuitBreaker struct {
 	completions []ReasonKind // the completion signals cfg switches on
 	calls       callBudget   // outside loop: Reset does not give back calls made
 	loop
+
+	// Transitions waiting for Config.OnStateChange, and whether a
+	// goroutine is delivering them (see unlock).
+	pending    []Transition
+	delivering bool
 }
 
 // loop is everything the breaker has learned about the loop; Reset
@@ -42,6 +47,8 @@ type loop struct {
 	progress   progressState
 	stagnation stagnationState
 	completion completionState
+
+	history ring[Transition] // the last HistoryLen transitions
 }
 
 // Iteration is what the host tells the breaker about one iteration.
@@ -140,6 +147,7 @@ func (b *CircuitBreaker) reset() {
 	b.loop = loop{
 		errors:     newErrorCounts(b.cfg.MaxFingerprints),
 		stagnation: newStagnationState(&b.cfg),
+		history:    newRing[Transition](HistoryLen),
 	}
 }
 
@@ -150,18 +158,21 @@ func (b *CircuitBreaker) reset() {
 // opening the circuit, and a complete loop refuses every iteration.
 func (b *CircuitBreaker) Check() Decision {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.state == Closed && b.completion.complete.Kind == ReasonNone && b.cfg.MaxCallsPerHour <= 0 {
+		b.mu.Unlock()
 		return Decision{Allow: true, State: Closed}
 	}
-	return b.check(b.cfg.Now())
+	return b.check()
 }
 
-// check is Check past its fast path. Called with b.mu held.
-func (b *CircuitBreaker) check(now time.Time) Decision {
+// check is Check past its fast path, called with b.mu held; it releases
+// it.
+func (b *CircuitBreaker) check() Decision {
+	defer b.unlock()
 	if done := b.completion.complete; done.Kind != ReasonNone {
 		return Decision{State: b.state, Reason: done, Complete: true}
 	}
+	now := b.cfg.Now()
 	b.advance(now)
 	d := Decision{State: b.state}
 	if b.state == Open {
@@ -213,7 +224,7 @@ func (b *CircuitBreaker) Record(it Iteration) {
 	} else {
 		b.record(outcome == Failure, fp, &it, approachFP)
 	}
-	b.mu.Unlock()
+	b.unlock()
 }
 
 // RecordSuccess records a successful iteration: the consecutive-failure
@@ -222,7 +233,7 @@ func (b *CircuitBreaker) RecordSuccess() {
 	b.mu.Lock()
 	b.countCalls(1)
 	b.record(false, 0, &Iteration{}, 0)
-	b.mu.Unlock()
+	b.unlock()
 }
 
 // RecordFailure records a failed iteration with its error text and reports
@@ -230,7 +241,7 @@ func (b *CircuitBreaker) RecordSuccess() {
 func (b *CircuitBreaker) RecordFailure(msg string) bool {
 	fp := fingerprint32(msg)
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	b.countCalls(1)
 	b.record(true, fp, &Iteration{}, 0)
 	return b.state == Open
@@ -264,7 +275,7 @@ func (b *CircuitBreaker) record(failed bool, fp uint32, it *Iteration, approachF
 	}
 	if !failed {
 		if reason, ok := b.completes(); ok {
-			b.finish(reason)
+			b.finish(reason, b.cfg.Now())
 			return
 		}
 	}
@@ -281,7 +292,7 @@ func (b *CircuitBreaker) IsTripped() bool {
 // if its cooldown has passed.
 func (b *CircuitBreaker) State() State {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	if b.state == Open {
 		b.advance(b.cfg.Now())
 	}
@@ -298,18 +309,21 @@ func (b *CircuitBreaker) TripReason() string {
 }
 
 // Reset returns the breaker to its initial condition: closed, not
-// complete, every counter and the error history cleared. The config and
-// the call budget are kept: the calls were made.
+// complete, every counter, the error history and the transition history
+// cleared. The config and the call budget are kept: the calls were made.
+// If the circuit was not closed, Config.OnStateChange receives the
+// transition to CLOSED (cause CauseReset), which the new history does not
+// hold.
 func (b *CircuitBreaker) Reset() {
 	b.mu.Lock()
-	b.reset()
-	b.mu.Unlock()
+	b.restart(b.cfg.Now())
+	b.unlock()
 }
 
 // Stats returns a snapshot of the breaker's state and counters.
 func (b *CircuitBreaker) Stats() Stats {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	s := Stats{
 		Opens:               b.opens,
 		ConsecutiveOpens:    b.openStreak,
@@ -355,5 +369,6 @@ func (b *CircuitBreaker) Stats() Stats {
 		}
 	}
 	s.State = b.state
+	s.History = b.history.values() // after advance, which may add to it
 	return s
 }

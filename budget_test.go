@@ -184,3 +184,44 @@ func TestBudgetWarningBoundaries(t *testing.T) {
 		assert.Equal(t, tt.want, tt.budget.Warning(), "%+v", tt.budget)
 	}
 }
+
+// A restarted loop must not get its budget back: the calls of the rolling
+// hour are in the snapshot.
+func TestCallBudgetSurvivesARestart(t *testing.T) {
+	b, clock := newTestBreaker(t, Config{MaxCallsPerHour: 10})
+	b.Record(Iteration{Calls: 4})
+	clock.Advance(30 * time.Minute)
+	b.Record(Iteration{Calls: 6})
+	snap := roundTrip(t, b.Snapshot())
+	require.Len(t, snap.Calls, 2)
+
+	restarted, err := New(Config{MaxCallsPerHour: 10, Now: clock.Now})
+	require.NoError(t, err)
+	require.NoError(t, restarted.Restore(snap))
+	d := restarted.Check()
+	require.False(t, d.Allow)
+	assert.Equal(t, 30*time.Minute, d.RetryAfter)
+
+	clock.Advance(30 * time.Minute)
+	assert.Equal(t, Budget{Limit: 10, Used: 6}, restarted.Check().Budget)
+}
+
+func TestCorruptCallsAreRefused(t *testing.T) {
+	b, clock := newTestBreaker(t, Config{MaxCallsPerHour: 10})
+	b.Record(Iteration{Calls: 2})
+	clock.Advance(time.Minute)
+	b.Record(Iteration{Calls: 2})
+	for name, spoil := range map[string]func(s *Snapshot){
+		"no calls in an entry": func(s *Snapshot) { s.Calls[0].Calls = 0 },
+		"no time":              func(s *Snapshot) { s.Calls[1].At = time.Time{} },
+		"out of order":         func(s *Snapshot) { s.Calls[0], s.Calls[1] = s.Calls[1], s.Calls[0] },
+		"a stall called complete": func(s *Snapshot) {
+			s.Completion.Complete = Reason{Kind: ReasonNoProgress}
+		},
+		"a negative done streak": func(s *Snapshot) { s.Completion.ConsecutiveDoneSignals = -1 },
+	} {
+		s := b.Snapshot()
+		spoil(&s)
+		assert.ErrorIs(t, s.Validate(), ErrCorruptState, name)
+	}
+}

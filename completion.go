@@ -4,11 +4,11 @@ package loopbreaker
 // an iteration.
 type Plan struct {
 	// Done counts the tasks checked off.
-	Done int
+	Done int `json:"done"`
 	// Remaining counts the tasks still open. Zero remaining with at least
 	// one done completes the loop; a plan with no tasks at all does not
 	// (the agent may not have written it yet).
-	Remaining int
+	Remaining int `json:"remaining"`
 }
 
 // completionState is what the completion signals remember.

@@ -135,3 +135,55 @@ func TestCompletionReasonKindNames(t *testing.T) {
 	assert.Equal(t, "plan_complete", ReasonPlanComplete.String())
 	assert.Equal(t, "tests_only", WorkTestsOnly.String())
 }
+
+// The completion is a transition of its own in the history, with the
+// completion reason, even when the circuit stays closed.
+func TestCompletionIsInTheHistory(t *testing.T) {
+	var seen []Transition
+	b, _ := newTestBreaker(t, Config{OnStateChange: func(tr Transition) { seen = append(seen, tr) }})
+	b.Record(Iteration{Done: true})
+	b.Record(Iteration{Done: true})
+	h := b.Stats().History
+	require.Len(t, h, 1)
+	assert.Equal(t, CauseComplete, h[0].Cause)
+	assert.Equal(t, Closed, h[0].From)
+	assert.Equal(t, Closed, h[0].To)
+	assert.Equal(t, ReasonDoneSignals, h[0].Reason.Kind)
+	assert.Equal(t, h, seen)
+	assert.Equal(t, "complete", CauseComplete.String())
+}
+
+// A person who resumes a complete loop wants it to go on.
+func TestResumeGoesOnAfterCompletion(t *testing.T) {
+	b, _ := newTestBreaker(t, Config{})
+	b.Record(Iteration{Done: true})
+	b.Record(Iteration{Done: true})
+	require.True(t, b.Check().Complete)
+	b.Resume()
+	assert.True(t, b.Check().Allow)
+	b.Record(Iteration{Done: true})
+	assert.True(t, b.Check().Allow, "the done streak starts again")
+}
+
+// A restarted loop remembers that it was complete, and how far its
+// completion streaks had got.
+func TestCompletionSurvivesARestart(t *testing.T) {
+	b, _ := newTestBreaker(t, Config{})
+	b.Record(Iteration{Work: WorkTestsOnly, Plan: &Plan{Done: 2, Remaining: 3}})
+	b.Record(Iteration{Work: WorkTestsOnly, Done: true})
+	restarted, _ := newTestBreaker(t, Config{})
+	require.NoError(t, restarted.Restore(roundTrip(t, b.Snapshot())))
+	s := restarted.Stats()
+	assert.Equal(t, 2, s.ConsecutiveTestOnly)
+	assert.Equal(t, 1, s.ConsecutiveDoneSignals)
+	assert.Equal(t, Plan{Done: 2, Remaining: 3}, s.Plan)
+
+	restarted.Record(Iteration{Work: WorkTestsOnly})
+	done := restarted.Stats().Complete
+	assert.Equal(t, ReasonTestOnlyLoops, done.Kind)
+
+	again, _ := newTestBreaker(t, Config{})
+	require.NoError(t, again.Restore(roundTrip(t, restarted.Snapshot())))
+	assert.True(t, again.Check().Complete)
+	assert.Equal(t, done, again.Stats().Complete)
+}

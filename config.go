@@ -136,6 +136,20 @@ type Config struct {
 	// 3). Unlabelled iterations are left out. Default 3; negative: off.
 	TestOnlyThreshold int
 
+	// OnStateChange, when not nil, is called after every transition of
+	// the circuit (the ones Stats.History records, and Reset closing an
+	// open circuit), never with the breaker's lock held, so it may call
+	// the breaker, even make another transition. Calls are serialized and
+	// come in the order the transitions happened. Usually the call that
+	// made a transition runs the callback before it returns; when another
+	// goroutine is running the callback at that moment, that goroutine
+	// delivers the new transition after the current one instead, so a
+	// method may return before its transition was delivered. A transition
+	// the callback itself makes is delivered after the callback returns.
+	// A panic in the callback drops the transitions not yet delivered and
+	// goes on to the caller.
+	OnStateChange func(Transition)
+
 	// Now is the clock. Nil means time.Now. Tests drive time by hand by
 	// setting it. It is called with the breaker's lock held, so it must not
 	// call the breaker.

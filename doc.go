@@ -73,6 +73,22 @@
 // Transitions happen lazily when a call reads the clock (Config.Now):
 // the breaker starts no goroutines and no timers.
 //
+// # Persistence and manual control
+//
+// Snapshot returns the whole state as versioned JSON (names, not numbers,
+// for every enumeration) and Restore puts it back, with the cooldown
+// running on by the wall clock; a clock gone backwards keeps the circuit
+// open for a fresh full cooldown. A Store keeps one snapshot per loop;
+// FileStore writes one file per loop atomically. A corrupt state is an
+// error matching ErrCorruptState (a *CorruptStateError with the path),
+// never a fresh closed breaker: NewFromStore refuses it, and
+// FileStore.MoveAside sets the file aside for a caller that chooses to
+// start fresh; a missing file (ErrNoState) is a fresh start. Stats.History
+// holds the last 50 transitions; Config.OnStateChange hears each one after
+// the lock is released, in order and one at a time. Seed 004's controls:
+// Resume and Skip close the circuit and reset the counters, Abort and
+// ForceOpen hold it open until a person acts.
+//
 // The seed-style calls RecordSuccess, RecordFailure, IsTripped and
 // TripReason are there for hosts that prefer them. A CircuitBreaker is safe
 // for concurrent use.

@@ -88,3 +88,22 @@ func (h *errorCounts) snapshot() map[string]int {
 	}
 	return m
 }
+
+// put adds fp, which h does not hold, with count as the most recently seen
+// fingerprint; h must not be full. Restore uses it, oldest first.
+func (h *errorCounts) put(fp uint32, count int) {
+	if h.index == nil {
+		h.index = make(map[uint32]int32)
+	}
+	i := int32(len(h.entries))
+	h.entries = append(h.entries, errorEntry{fingerprint: fp, count: count})
+	h.index[fp] = i
+	h.pushNewest(i)
+}
+
+// each calls f for every fingerprint held, least recently seen first.
+func (h *errorCounts) each(f func(fp uint32, count int)) {
+	for i := h.oldest; i >= 0; i = h.entries[i].newer {
+		f(h.entries[i].fingerprint, h.entries[i].count)
+	}
+}

@@ -64,3 +64,42 @@ func (e *StopError) Is(target error) bool {
 	}
 	return target == ErrComplete
 }
+
+// ErrCorruptState is matched (errors.Is) by every error that says a saved
+// state cannot be used: it is not JSON, is cut short, has the wrong types,
+// an unknown schema version or name, negative counts, or counts that
+// contradict each other. The error is a *CorruptStateError.
+var ErrCorruptState = errors.New("loopbreaker: corrupt state")
+
+// CorruptStateError says why a saved state cannot be used, and where it
+// is. It matches ErrCorruptState, and unwraps to the cause (e.g. a
+// *json.SyntaxError).
+type CorruptStateError struct {
+	// Path is the file the state was read from; empty when it did not come
+	// from a file (ParseSnapshot, Restore).
+	Path string
+	// Err is what is wrong.
+	Err error
+}
+
+func (e *CorruptStateError) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("loopbreaker: corrupt state: %v", e.Err)
+	}
+	return fmt.Sprintf("loopbreaker: corrupt state in %s: %v", e.Path, e.Err)
+}
+
+// Is makes every CorruptStateError match ErrCorruptState.
+func (e *CorruptStateError) Is(target error) bool { return target == ErrCorruptState }
+
+// Unwrap returns the cause.
+func (e *CorruptStateError) Unwrap() error { return e.Err }
+
+// ErrNoState is matched (errors.Is) by the error a Store returns from Load
+// when nothing was saved for the loop: not corruption, but a loop that
+// starts fresh.
+var ErrNoState = errors.New("loopbreaker: no saved state")
+
+// ErrInvalidLoopName is matched (errors.Is) by the error a FileStore
+// returns for a loop name it cannot make a file name of.
+var ErrInvalidLoopName = errors.New("loopbreaker: invalid loop name")

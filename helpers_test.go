@@ -1,6 +1,7 @@
 package loopbreaker
 
 import (
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -49,4 +50,14 @@ func errA(line int) error {
 
 func errB(line int) error {
 	return fmt.Errorf("ReferenceError: config is not defined at loadConfig (/src/config.ts:%d:3)", line)
+}
+
+// roundTrip writes s as JSON and reads it back, as a restart does.
+func roundTrip(t *testing.T, s Snapshot) Snapshot {
+	t.Helper()
+	data, err := json.Marshal(s)
+	require.NoError(t, err)
+	back, err := ParseSnapshot(data)
+	require.NoError(t, err)
+	return back
 }

@@ -62,6 +62,14 @@ const (
 	// ReasonPlanComplete: every task of the plan is done (Count tasks,
 	// none remaining). The loop is complete.
 	ReasonPlanComplete
+	// ReasonForcedOpen: the host forced the circuit open
+	// (CircuitBreaker.ForceOpen); Message is the reason it gave. No
+	// cooldown ends it, only Resume, Skip or Reset.
+	ReasonForcedOpen
+	// ReasonAborted: a person aborted the loop (CircuitBreaker.Abort);
+	// Message is the reason the circuit had before, if any. No cooldown
+	// ends it, only Resume, Skip or Reset.
+	ReasonAborted
 )
 
 // verdict is what a signal says about the iteration just recorded.
@@ -334,6 +342,22 @@ var rules = [...]rule{
 			return Reason{Count: b.completion.plan.Done}
 		},
 	},
+	ReasonForcedOpen: {
+		name: "forced_open",
+		text: func(r Reason) string { return withMessage("Forced open", r.Message) },
+	},
+	ReasonAborted: {
+		name: "aborted",
+		text: func(r Reason) string { return withMessage("Aborted", r.Message) },
+	},
+}
+
+// withMessage returns text, followed by ": " and msg when msg is not empty.
+func withMessage(text, msg string) string {
+	if msg == "" {
+		return text
+	}
+	return text + ": " + msg
 }
 
 // atThreshold trips when count has reached a non-negative limit.

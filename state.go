@@ -38,16 +38,27 @@ func (s State) String() string {
 // advance moves an open circuit to half-open once the cooldown has passed
 // since it opened. It is the only transition driven by time, and it happens
 // lazily, when a call reads the clock.
+// A circuit held open (ForceOpen, Abort) never advances.
 func (b *CircuitBreaker) advance(now time.Time) {
-	if b.state == Open && !now.Before(b.openedAt.Add(b.cooldown)) {
+	if b.state == Open && !b.held() && !now.Before(b.openedAt.Add(b.cooldown)) {
 		b.state = HalfOpen
 		b.probeInFlight = false
+		b.transition(now, Open, CauseCooldownOver)
 	}
 }
 
+// held reports whether the circuit is held open by a person or the host
+// (ForceOpen, Abort): no cooldown ends it, only Resume, Skip or Reset.
+func (b *CircuitBreaker) held() bool {
+	return b.state == Open && (b.reason.Kind == ReasonForcedOpen || b.reason.Kind == ReasonAborted)
+}
+
 // retryAfter returns the time left until an open circuit lets the probe
-// through.
+// through; zero for a circuit held open, which no time ends.
 func (b *CircuitBreaker) retryAfter(now time.Time) time.Duration {
+	if b.held() {
+		return 0
+	}
 	return b.openedAt.Add(b.cooldown).Sub(now)
 }
 
@@ -56,6 +67,7 @@ func (b *CircuitBreaker) retryAfter(now time.Time) time.Duration {
 // progress-score window starts again, so that the probe is judged on its
 // own score.
 func (b *CircuitBreaker) trip(reason Reason, now time.Time) {
+	from := b.state
 	b.state = Open
 	b.reason = reason
 	b.openedAt = now
@@ -64,11 +76,33 @@ func (b *CircuitBreaker) trip(reason Reason, now time.Time) {
 	b.openStreak++
 	b.cooldown = max(b.cfg.CooldownPolicy(b.cfg.Cooldown, b.openStreak), 0)
 	b.stagnation.scores.clear()
+	b.transition(now, from, CauseSignal)
 }
 
-// close closes the circuit after a successful probe. The consecutive
-// counters start again; the error history is kept.
-func (b *CircuitBreaker) close() {
+// hold opens the circuit for a person or the host (ForceOpen, Abort, with
+// reason of kind ReasonForcedOpen or ReasonAborted): no cooldown ends it,
+// only Resume, Skip or Reset. A circuit already open keeps its opening
+// time and counts no new open.
+func (b *CircuitBreaker) hold(reason Reason, now time.Time, cause Cause) {
+	from := b.state
+	if from != Open {
+		b.openedAt = now
+		b.opens++
+		b.openStreak++
+	}
+	b.state = Open
+	b.reason = reason
+	b.probeInFlight = false
+	b.cooldown = 0
+	b.transition(now, from, cause)
+}
+
+// close closes the circuit: after a successful probe (cause
+// CauseProbeSucceeded), or by hand (Resume, Skip). The consecutive
+// counters start again; the error history is kept (Resume and Skip clear
+// it before they close).
+func (b *CircuitBreaker) close(now time.Time, cause Cause) {
+	from := b.state
 	b.state = Closed
 	b.reason = Reason{}
 	b.openedAt = time.Time{}
@@ -76,6 +110,7 @@ func (b *CircuitBreaker) close() {
 	b.openStreak = 0
 	b.cooldown = 0
 	b.consecutiveFailures = 0
+	b.transition(now, from, cause)
 }
 
 // takeProbe lets the single half-open probe through. It reports false when
@@ -91,11 +126,16 @@ func (b *CircuitBreaker) takeProbe() bool {
 // finish completes the loop: from now on Check refuses every iteration
 // with reason, which is not a failure. A half-open circuit closes, as the
 // iteration that completed the loop succeeded.
-func (b *CircuitBreaker) finish(reason Reason) {
-	if b.state == HalfOpen {
-		b.close()
-	}
+func (b *CircuitBreaker) finish(reason Reason, now time.Time) {
+	from := b.state
 	b.completion.complete = reason
+	b.state = Closed
+	b.reason = Reason{}
+	b.openedAt = time.Time{}
+	b.probeInFlight = false
+	b.openStreak = 0
+	b.cooldown = 0
+	b.transition(now, from, CauseComplete)
 }
 
 // releaseProbe gives the half-open probe slot back after a neutral
@@ -109,10 +149,12 @@ func (b *CircuitBreaker) releaseProbe() {
 // watch makes a closed circuit half-open without a cooldown: a signal
 // says the loop is close to stuck, and the next iteration is its one more
 // chance.
-func (b *CircuitBreaker) watch(reason Reason) {
+func (b *CircuitBreaker) watch(reason Reason, now time.Time) {
+	from := b.state
 	b.state = HalfOpen
 	b.reason = reason
 	b.probeInFlight = false
+	b.transition(now, from, CauseSignal)
 }
 
 // settle applies the outcome of the iteration just recorded to the state.
@@ -132,8 +174,20 @@ func (b *CircuitBreaker) settle(failed bool) {
 	case b.state == HalfOpen && failed:
 		b.trip(Reason{Kind: ReasonProbeFailed, Fingerprint: formatFingerprint(b.lastFingerprint)}, b.cfg.Now())
 	case v == watch:
-		b.watch(reason)
+		b.watch(reason, b.cfg.Now())
 	case b.state == HalfOpen:
-		b.close()
+		b.close(b.cfg.Now(), CauseProbeSucceeded)
+	}
+}
+
+// restart returns the breaker to its initial condition (Reset), the
+// history included. If the circuit was not closed, the transition to
+// CLOSED still goes to Config.OnStateChange, but the new history starts
+// empty.
+func (b *CircuitBreaker) restart(now time.Time) {
+	from := b.state
+	b.reset()
+	if from != Closed && b.cfg.OnStateChange != nil {
+		b.pending = append(b.pending, Transition{At: now, From: from, To: Closed, Cause: CauseReset})
 	}
 }

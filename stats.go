@@ -7,24 +7,27 @@ import "time"
 // Reason (kind ReasonNone) prints as "".
 type Reason struct {
 	// Kind is the signal that fired.
-	Kind ReasonKind
+	Kind ReasonKind `json:"kind"`
 	// Count is the evidence: failures in a row, how often the error was
 	// seen, iterations in a row without progress or with permission
 	// denials, or the percentage by which the output declined.
-	Count int
+	Count int `json:"count,omitempty"`
 	// Threshold is the configured limit that Count reached.
-	Threshold int
+	Threshold int `json:"threshold,omitempty"`
 	// Window is how many recent iterations the evidence covers, for the
 	// signals that judge a window (progress score, circular approach,
 	// test-fix loop).
-	Window int
+	Window int `json:"window,omitempty"`
 	// Baseline is the output-decline evidence: the mean output length of
 	// the previous (up to three) measured iterations.
-	Baseline float64
+	Baseline float64 `json:"baseline,omitempty"`
 	// Current is the output length of the iteration that declined.
-	Current int
+	Current int `json:"current,omitempty"`
 	// Fingerprint is the error involved, where there is one.
-	Fingerprint string
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Message is the text given with ForceOpen, or for Abort the reason
+	// the circuit had before; empty for the signals.
+	Message string `json:"message,omitempty"`
 }
 
 // String returns the human-readable trip reason.
@@ -118,4 +121,8 @@ type Stats struct {
 	// ErrorCounts maps each fingerprint in the history to the number of
 	// times it was seen.
 	ErrorCounts map[string]int
+
+	// History holds the last HistoryLen transitions, oldest first; nil
+	// before the first.
+	History []Transition
 }

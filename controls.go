@@ -1,0 +1,67 @@
+package loopbreaker
+
+// The manual controls: a person (or the host on a person's behalf) steers
+// the loop, with seed 004's pause menu as the model. Each is recorded in the
+// history and goes to Config.OnStateChange, even when the state stays the
+// same.
+
+// Resume closes the circuit and resets the counters, because a person has
+// looked at the loop and wants it to go on (seed 004's "Resume"). What the
+// signals count starts again: the consecutive failures, the per-fingerprint
+// error history, the last error, the no-progress, permission-denial and
+// same-error-in-a-row counts, the progress-score, approach and work
+// windows, and the completion signals (a complete loop goes on), so that the loop is not stopped again at once by what stopped
+// it. The lifetime totals (Iterations, NeutralIterations, TotalFailures,
+// EvictedErrors, Opens, LastProgress) and the transition history are kept.
+// A half-open probe in flight is forgotten; its outcome, when recorded,
+// counts as an ordinary iteration. Resume works in every state, a held
+// circuit (ForceOpen, Abort) included; on a closed circuit it only resets
+// the counters, and the history records a CLOSED -> CLOSED resume.
+func (b *CircuitBreaker) Resume() { b.manualClose(CauseResume) }
+
+// Skip does what Resume does, and is recorded in the history (and given
+// to Config.OnStateChange) as a skip (CauseSkip): the person chose to move
+// on to another task rather than retry the stuck one (seed 004's "Skip").
+// The host is the one that moves on; the breaker only records the choice.
+func (b *CircuitBreaker) Skip() { b.manualClose(CauseSkip) }
+
+// Abort stops the loop for good (seed 004's "Abort"): the circuit opens,
+// or stays open, with a reason of kind ReasonAborted whose Message is the
+// reason the circuit had before (empty if it was closed). No cooldown ends
+// an aborted circuit: Check refuses every iteration, with a zero
+// RetryAfter, until a person calls Resume, Skip or Reset. A snapshot keeps
+// the circuit aborted across restarts. Counters are kept, as evidence.
+func (b *CircuitBreaker) Abort() {
+	b.mu.Lock()
+	defer b.unlock()
+	b.hold(Reason{Kind: ReasonAborted, Message: b.reason.String()}, b.cfg.Now(), CauseAbort)
+}
+
+// ForceOpen opens the circuit, or keeps it open, with a reason of kind
+// ReasonForcedOpen whose Message is reason (it may be empty), e.g. because
+// a person wants the loop stopped while they look at something, or the
+// host saw trouble the signals cannot. No cooldown ends a forced circuit:
+// Check refuses every iteration, with a zero RetryAfter, until Resume, Skip
+// or Reset. An open circuit keeps its opening time; another state counts a
+// new open in Stats.Opens.
+func (b *CircuitBreaker) ForceOpen(reason string) {
+	b.mu.Lock()
+	defer b.unlock()
+	b.hold(Reason{Kind: ReasonForcedOpen, Message: reason}, b.cfg.Now(), CauseForceOpen)
+}
+
+// manualClose resets the counters and closes the circuit for Resume and
+// Skip.
+func (b *CircuitBreaker) manualClose(cause Cause) {
+	b.mu.Lock()
+	defer b.unlock()
+	b.consecutiveFailures = 0
+	evicted := b.errors.evicted
+	b.errors = newErrorCounts(b.cfg.MaxFingerprints)
+	b.errors.evicted = evicted
+	b.lastFailed, b.lastFingerprint, b.lastFingerprintCount, b.anyFailure = false, 0, 0, false
+	b.progress = progressState{lastProgress: b.progress.lastProgress}
+	b.stagnation = newStagnationState(&b.cfg)
+	b.completion = completionState{}
+	b.close(b.cfg.Now(), cause)
+}

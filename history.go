@@ -1,0 +1,184 @@
+package loopbreaker
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// HistoryLen is how many transitions the breaker remembers (Stats.History,
+// Snapshot.History); older ones are forgotten first.
+const HistoryLen = 50
+
+// Transition is one change of the circuit's state, as the history and
+// Config.OnStateChange see it.
+type Transition struct {
+	// At is when it happened, by Config.Now. A transition that happens
+	// lazily (the cooldown ending) is dated when a call noticed it.
+	At time.Time `json:"at"`
+	// From and To are the states before and after. They differ, except for
+	// the manual controls (Resume, Skip, Abort, ForceOpen), which are
+	// recorded even when the state stays the same.
+	From State `json:"from"`
+	To   State `json:"to"`
+	// Cause says what made the transition.
+	Cause Cause `json:"cause"`
+	// Reason is the circuit's reason after the transition: why it opened
+	// or went half-open. It is zero when the circuit closed.
+	Reason Reason `json:"reason"`
+	// Iteration is the number of iterations (successes and failures)
+	// recorded when the transition happened; the iteration that tripped
+	// the circuit is the last one counted.
+	Iteration int `json:"iteration"`
+}
+
+// String returns e.g. "CLOSED -> OPEN (signal: 3 consecutive failures
+// (threshold: 3)) at iteration 3".
+func (t Transition) String() string {
+	s := fmt.Sprintf("%s -> %s (%s", t.From, t.To, t.Cause)
+	if t.Reason.Kind != ReasonNone {
+		s += ": " + t.Reason.String()
+	}
+	return s + ") at iteration " + strconv.Itoa(t.Iteration)
+}
+
+// Cause says what made a transition.
+type Cause uint8
+
+// The causes of transitions. New causes are added at the end; they are
+// stored by name (Cause.String), never by number.
+const (
+	// CauseSignal: a stop signal tripped (the circuit opened) or watched
+	// (it went half-open for one more chance), or the half-open probe
+	// failed. Transition.Reason says which.
+	CauseSignal Cause = iota
+	// CauseCooldownOver: the cooldown passed and the open circuit went
+	// half-open.
+	CauseCooldownOver
+	// CauseProbeSucceeded: the half-open probe succeeded and the circuit
+	// closed.
+	CauseProbeSucceeded
+	// CauseResume: a person resumed the loop (CircuitBreaker.Resume).
+	CauseResume
+	// CauseSkip: a person skipped the stuck task (CircuitBreaker.Skip).
+	CauseSkip
+	// CauseAbort: a person aborted the loop (CircuitBreaker.Abort).
+	CauseAbort
+	// CauseForceOpen: the host forced the circuit open
+	// (CircuitBreaker.ForceOpen).
+	CauseForceOpen
+	// CauseReset: CircuitBreaker.Reset closed the circuit.
+	CauseReset
+	// CauseComplete: a completion signal completed the loop;
+	// Transition.Reason says which. A half-open circuit closes; a closed
+	// one stays closed, and the history records it all the same.
+	CauseComplete
+)
+
+var causeNames = [...]string{
+	CauseSignal:         "signal",
+	CauseCooldownOver:   "cooldown_over",
+	CauseProbeSucceeded: "probe_succeeded",
+	CauseResume:         "resume",
+	CauseSkip:           "skip",
+	CauseAbort:          "abort",
+	CauseForceOpen:      "force_open",
+	CauseReset:          "reset",
+	CauseComplete:       "complete",
+}
+
+// String returns the cause's name in snake case, e.g. "cooldown_over".
+func (c Cause) String() string {
+	if int(c) < len(causeNames) {
+		return causeNames[c]
+	}
+	return "Cause(" + strconv.Itoa(int(c)) + ")"
+}
+
+// manual reports whether a person or the host caused the transition; such
+// transitions are recorded even when the state stays the same.
+func (c Cause) manual() bool {
+	switch c {
+	case CauseResume, CauseSkip, CauseAbort, CauseForceOpen, CauseComplete:
+		return true
+	}
+	return false
+}
+
+// transition records the change from the state from to the current state
+// in the history and queues it for Config.OnStateChange. Called with b.mu
+// held, by the transition functions in state.go. A change to the same
+// state is recorded only for the manual controls.
+func (b *CircuitBreaker) transition(now time.Time, from State, cause Cause) {
+	if from == b.state && !cause.manual() {
+		return
+	}
+	t := Transition{At: now, From: from, To: b.state, Cause: cause, Reason: b.reason, Iteration: b.iterations}
+	if cause == CauseComplete {
+		t.Reason = b.completion.complete
+	}
+	b.history.push(t)
+	if b.cfg.OnStateChange != nil {
+		b.pending = append(b.pending, t)
+	}
+}
+
+// unlock releases b.mu and then delivers the queued transitions to
+// Config.OnStateChange, so that the callback never runs with the lock held.
+// Deliveries are serialized: the goroutine that finds transitions queued
+// and nobody delivering becomes the deliverer and delivers, in order, every
+// transition queued until the queue is empty, including those queued
+// meanwhile by other goroutines or by the callback itself. Every public
+// method that can make a transition unlocks with it.
+func (b *CircuitBreaker) unlock() {
+	if len(b.pending) == 0 || b.delivering {
+		b.mu.Unlock() // the hot path: small enough to inline
+		return
+	}
+	b.flush()
+}
+
+// flush is unlock's slow path: b becomes the deliverer.
+func (b *CircuitBreaker) flush() {
+	b.delivering = true
+	for len(b.pending) > 0 {
+		batch := b.pending
+		b.pending = nil
+		b.mu.Unlock()
+		b.deliver(batch)
+		b.mu.Lock()
+	}
+	b.delivering = false
+	b.mu.Unlock()
+}
+
+// deliver calls the callback for each transition of batch, without b.mu
+// held. If the callback panics, the rest of the batch and whatever is
+// queued are dropped and the breaker stays usable; the panic goes on.
+func (b *CircuitBreaker) deliver(batch []Transition) {
+	done := false
+	defer func() {
+		if !done {
+			b.mu.Lock()
+			b.pending = nil
+			b.delivering = false
+			b.mu.Unlock()
+		}
+	}()
+	for _, t := range batch {
+		b.cfg.OnStateChange(t)
+	}
+	done = true
+}
+
+// values returns a copy of the values held, oldest first; nil when empty.
+func (r *ring[T]) values() []T {
+	if r.n == 0 {
+		return nil
+	}
+	vs := make([]T, r.n)
+	for i := range vs {
+		vs[i] = r.at(i)
+	}
+	return vs
+}

@@ -1,0 +1,34 @@
+package loopbreaker
+
+import "log/slog"
+
+// LogValue makes Stats a log/slog group of its key fields: state,
+// iterations, consecutive_failures, total_failures, unique_errors and
+// opens, and, when they apply, reason (the trip reason text), reason_kind,
+// retry_after, last_fingerprint and last_transition. So
+// slog.Info("breaker", "stats", cb.Stats()) logs stats.state=OPEN
+// stats.reason="3 consecutive failures (threshold: 3)" and so on.
+func (s Stats) LogValue() slog.Value {
+	attrs := make([]slog.Attr, 0, 11)
+	attrs = append(attrs,
+		slog.String("state", s.State.String()),
+		slog.Int("iterations", s.Iterations),
+		slog.Int("consecutive_failures", s.ConsecutiveFailures),
+		slog.Int("total_failures", s.TotalFailures),
+		slog.Int("unique_errors", s.UniqueErrors),
+		slog.Int("opens", s.Opens),
+	)
+	if s.Reason.Kind != ReasonNone {
+		attrs = append(attrs, slog.String("reason", s.Reason.String()), slog.String("reason_kind", s.Reason.Kind.String()))
+	}
+	if s.RetryAfter > 0 {
+		attrs = append(attrs, slog.Duration("retry_after", s.RetryAfter))
+	}
+	if s.LastFingerprint != "" {
+		attrs = append(attrs, slog.String("last_fingerprint", s.LastFingerprint))
+	}
+	if n := len(s.History); n > 0 {
+		attrs = append(attrs, slog.String("last_transition", s.History[n-1].String()))
+	}
+	return slog.GroupValue(attrs...)
+}

@@ -1,0 +1,545 @@
+package loopbreaker
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// SnapshotVersion is the schema version Snapshot writes and Restore reads.
+// It changes whenever the meaning of a stored field changes; Restore
+// refuses every other version.
+const SnapshotVersion = 1
+
+// Snapshot is the whole state of a breaker: what it has learned about the
+// loop, the circuit's state and the transition history, but not its Config.
+// It marshals to JSON (encoding/json) with snake-case keys; states, reason
+// kinds, causes and work kinds are stored by name, times in RFC 3339 and
+// durations in nanoseconds. Make one with CircuitBreaker.Snapshot, read one
+// with ParseSnapshot (or json.Unmarshal and Validate), and put it back with
+// CircuitBreaker.Restore.
+//
+// The state of the iteration last recorded that only that iteration's
+// evaluation reads (whether it was measured and made progress) is not
+// stored, nor is a half-open probe in flight: after a restart the probe's
+// process is gone, so a restored half-open circuit lets a new probe through.
+type Snapshot struct {
+	// Version is the schema version, SnapshotVersion when made by
+	// CircuitBreaker.Snapshot.
+	Version int `json:"version"`
+	// SavedAt is when the snapshot was made, by Config.Now. Restore keeps
+	// the circuit open for a full cooldown when its clock reads earlier.
+	SavedAt time.Time `json:"saved_at"`
+	// State is the circuit's state.
+	State State `json:"state"`
+	// Reason is why the circuit opened or went half-open; zero (kind
+	// "none") while it is closed.
+	Reason Reason `json:"reason"`
+	// OpenedAt is when the circuit last opened; zero while it is closed.
+	OpenedAt time.Time `json:"opened_at"`
+	// Cooldown is the length of the current open's cooldown, zero while
+	// the circuit is closed or held open (ForceOpen, Abort).
+	Cooldown time.Duration `json:"cooldown_ns"`
+	// Opens and ConsecutiveOpens are Stats.Opens and
+	// Stats.ConsecutiveOpens.
+	Opens            int `json:"opens"`
+	ConsecutiveOpens int `json:"consecutive_opens"`
+
+	// Iterations, NeutralIterations, ConsecutiveFailures and
+	// TotalFailures are the Stats fields of the same names.
+	Iterations          int `json:"iterations"`
+	NeutralIterations   int `json:"neutral_iterations"`
+	ConsecutiveFailures int `json:"consecutive_failures"`
+	TotalFailures       int `json:"total_failures"`
+
+	// Errors is the per-fingerprint error history, least recently seen
+	// first (the order in which a full history forgets them).
+	Errors []ErrorCount `json:"errors"`
+	// EvictedErrors is Stats.EvictedErrors.
+	EvictedErrors int `json:"evicted_errors"`
+	// LastFailed says the last recorded iteration failed.
+	LastFailed bool `json:"last_failed"`
+	// LastFingerprint is the fingerprint of the most recent failure, ""
+	// before the first; LastFingerprintCount was its count then.
+	LastFingerprint      string `json:"last_fingerprint"`
+	LastFingerprintCount int    `json:"last_fingerprint_count"`
+	// SameErrorInARow is Stats.SameErrorInARow.
+	SameErrorInARow int `json:"same_error_in_a_row"`
+
+	// Progress is what the progress signals remember.
+	Progress ProgressSnapshot `json:"progress"`
+
+	// LastProgressScore is Stats.LastProgressScore.
+	LastProgressScore int `json:"last_progress_score"`
+	// ProgressScores, Approaches and Works are the windows of the
+	// progress-score, circular-approach and test-fix-loop signals, oldest
+	// first. Restored into a breaker with a smaller window, the oldest are
+	// dropped.
+	ProgressScores []int              `json:"progress_scores"`
+	Approaches     []ApproachSnapshot `json:"approaches"`
+	Works          []WorkKind         `json:"works"`
+
+	// Completion is what the completion signals remember, and whether the
+	// loop is complete.
+	Completion CompletionSnapshot `json:"completion"`
+
+	// Calls are the calls of the call budget's rolling hour, oldest first.
+	// They are kept even by a breaker without a budget, which records
+	// none. Calls that left the window are not written.
+	Calls []CallsAt `json:"calls"`
+
+	// History is the transition history, oldest first, at most
+	// HistoryLen entries.
+	History []Transition `json:"history"`
+}
+
+// CompletionSnapshot is what the completion signals remember.
+type CompletionSnapshot struct {
+	// ConsecutiveDoneSignals and ConsecutiveTestOnly are the Stats fields
+	// of the same names.
+	ConsecutiveDoneSignals int `json:"consecutive_done_signals"`
+	ConsecutiveTestOnly    int `json:"consecutive_test_only"`
+	// Plan is Stats.Plan; PlanComplete says the last successful iteration
+	// finished it.
+	Plan         Plan `json:"plan"`
+	PlanComplete bool `json:"plan_complete"`
+	// Complete is why the loop is complete (Stats.Complete); kind "none"
+	// while it is not.
+	Complete Reason `json:"complete"`
+}
+
+// CallsAt is a number of calls the call budget recorded at one time.
+type CallsAt struct {
+	At    time.Time `json:"at"`
+	Calls int       `json:"calls"`
+}
+
+// ErrorCount is one fingerprint of the error history and how often it was
+// seen.
+type ErrorCount struct {
+	// Fingerprint is 8 lower-case hex digits, as Fingerprint returns.
+	Fingerprint string `json:"fingerprint"`
+	// Count is at least 1.
+	Count int `json:"count"`
+}
+
+// ApproachSnapshot is one labelled iteration of the circular-approach
+// window.
+type ApproachSnapshot struct {
+	// Fingerprint is the fingerprint of Iteration.Approach.
+	Fingerprint string `json:"fingerprint"`
+	// Resolved says the iteration resolved something (a task, a test, an
+	// error), which breaks a circle.
+	Resolved bool `json:"resolved"`
+}
+
+// ProgressSnapshot is what the progress signals remember between
+// iterations.
+type ProgressSnapshot struct {
+	// ConsecutiveNoProgress and ConsecutivePermissionDenials are the Stats
+	// fields of the same names.
+	ConsecutiveNoProgress        int `json:"consecutive_no_progress"`
+	ConsecutivePermissionDenials int `json:"consecutive_permission_denials"`
+	// LastProgress is Stats.LastProgress.
+	LastProgress time.Time `json:"last_progress"`
+	// TestsPassing is the TestsPassing of the last measured iteration;
+	// nil before the first.
+	TestsPassing *int `json:"tests_passing"`
+	// Outputs are the output lengths of the last (up to 10) measured
+	// iterations, oldest first (Stats.OutputTrend).
+	Outputs []int `json:"outputs"`
+}
+
+// Snapshot returns the breaker's whole state (not its Config), dated by
+// Config.Now. Like Stats it moves an open circuit whose cooldown has passed
+// to half-open first. The snapshot is a copy the caller may keep.
+func (b *CircuitBreaker) Snapshot() Snapshot {
+	b.mu.Lock()
+	defer b.unlock()
+	now := b.cfg.Now()
+	b.advance(now)
+	s := Snapshot{
+		Version:             SnapshotVersion,
+		SavedAt:             now,
+		State:               b.state,
+		Reason:              b.reason,
+		OpenedAt:            b.openedAt,
+		Cooldown:            b.cooldown,
+		Opens:               b.opens,
+		ConsecutiveOpens:    b.openStreak,
+		Iterations:          b.iterations,
+		NeutralIterations:   b.neutral,
+		ConsecutiveFailures: b.consecutiveFailures,
+		TotalFailures:       b.totalFailures,
+		Errors:              make([]ErrorCount, 0, b.errors.len()),
+		EvictedErrors:       b.errors.evicted,
+		LastFailed:          b.lastFailed,
+		SameErrorInARow:     b.stagnation.sameErrorInARow,
+		Progress: ProgressSnapshot{
+			ConsecutiveNoProgress:        b.progress.consecutiveNoProgress,
+			ConsecutivePermissionDenials: b.progress.consecutiveDenials,
+			LastProgress:                 b.progress.lastProgress,
+			Outputs:                      b.progress.outputTrend(),
+		},
+		LastProgressScore: b.stagnation.lastScore,
+		ProgressScores:    b.stagnation.scores.values(),
+		Works:             b.stagnation.works.values(),
+		History:           b.history.values(),
+		Completion: CompletionSnapshot{
+			ConsecutiveDoneSignals: b.completion.consecutiveDone,
+			ConsecutiveTestOnly:    b.completion.consecutiveTestOnly,
+			Plan:                   b.completion.plan,
+			PlanComplete:           b.completion.planComplete,
+			Complete:               b.completion.complete,
+		},
+	}
+	if b.cfg.MaxCallsPerHour > 0 {
+		b.calls.prune(now)
+	}
+	for _, e := range b.calls.entries[b.calls.head:] {
+		s.Calls = append(s.Calls, CallsAt{At: e.at, Calls: e.calls})
+	}
+	b.errors.each(func(fp uint32, count int) {
+		s.Errors = append(s.Errors, ErrorCount{Fingerprint: formatFingerprint(fp), Count: count})
+	})
+	if b.anyFailure {
+		s.LastFingerprint = formatFingerprint(b.lastFingerprint)
+		s.LastFingerprintCount = b.lastFingerprintCount
+	}
+	if b.progress.haveTestsPassing {
+		n := b.progress.testsPassing
+		s.Progress.TestsPassing = &n
+	}
+	for i := range b.stagnation.approaches.n {
+		a := b.stagnation.approaches.at(i)
+		s.Approaches = append(s.Approaches, ApproachSnapshot{Fingerprint: formatFingerprint(a.fingerprint), Resolved: a.advanced})
+	}
+	return s
+}
+
+// Restore replaces the breaker's state with s, which Validate must accept;
+// otherwise Restore returns a *CorruptStateError (matching ErrCorruptState)
+// and leaves the breaker unchanged. The breaker's Config stays: windows
+// and an error history larger than it allows lose their oldest entries
+// (forgotten fingerprints count in EvictedErrors).
+//
+// Time is wall-clock time across restarts: an open circuit's cooldown goes
+// on from s.OpenedAt, so a process restarted after the cooldown finds the
+// circuit half-open, and one restarted sooner waits out the rest. If the
+// clock (Config.Now) reads earlier than s.SavedAt or s.OpenedAt, it went
+// backwards and elapsed time cannot be trusted: the circuit stays open for a
+// fresh full cooldown (s.Cooldown) from now. A held circuit (ForceOpen,
+// Abort) stays held. A half-open circuit lets a new probe through.
+//
+// Restore is not a transition: it does not call Config.OnStateChange, and
+// the history is the one s holds.
+func (b *CircuitBreaker) Restore(s Snapshot) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.unlock()
+	now := b.cfg.Now()
+	l := loop{
+		state:               s.State,
+		reason:              s.Reason,
+		openedAt:            s.OpenedAt,
+		cooldown:            s.Cooldown,
+		opens:               s.Opens,
+		openStreak:          s.ConsecutiveOpens,
+		iterations:          s.Iterations,
+		neutral:             s.NeutralIterations,
+		consecutiveFailures: s.ConsecutiveFailures,
+		totalFailures:       s.TotalFailures,
+		errors:              newErrorCounts(b.cfg.MaxFingerprints),
+		lastFailed:          s.LastFailed,
+		stagnation:          newStagnationState(&b.cfg),
+		history:             newRing[Transition](HistoryLen),
+	}
+	if s.State == Open && !l.heldReason() && (now.Before(s.OpenedAt) || now.Before(s.SavedAt)) {
+		l.openedAt = now
+	}
+	drop := max(len(s.Errors)-b.cfg.MaxFingerprints, 0)
+	l.errors.evicted = s.EvictedErrors + drop
+	for _, e := range s.Errors[drop:] {
+		fp, _ := parseFingerprint(e.Fingerprint)
+		l.errors.put(fp, e.Count)
+	}
+	if s.LastFingerprint != "" {
+		l.anyFailure = true
+		l.lastFingerprint, _ = parseFingerprint(s.LastFingerprint)
+		l.lastFingerprintCount = s.LastFingerprintCount
+	}
+
+	ps := &l.progress
+	ps.consecutiveNoProgress = s.Progress.ConsecutiveNoProgress
+	ps.consecutiveDenials = s.Progress.ConsecutivePermissionDenials
+	ps.lastProgress = s.Progress.LastProgress
+	if s.Progress.TestsPassing != nil {
+		ps.testsPassing, ps.haveTestsPassing = *s.Progress.TestsPassing, true
+	}
+	copy(ps.outputs[:], s.Progress.Outputs)
+	ps.outputCount = len(s.Progress.Outputs)
+	ps.outputNext = ps.outputCount % outputTrendLen
+	if c := ps.outputCount; c > 0 {
+		// The output-decline evidence of the last measured iteration, as
+		// observeProgress computed it.
+		ps.output = s.Progress.Outputs[c-1]
+		ps.baselineSize = min(c-1, outputBaselineLen)
+		for _, n := range s.Progress.Outputs[c-1-ps.baselineSize : c-1] {
+			ps.baselineSum += n
+		}
+	}
+
+	st := &l.stagnation
+	st.sameErrorInARow = s.SameErrorInARow
+	st.lastScore = s.LastProgressScore
+	for _, v := range s.ProgressScores {
+		st.scores.push(v)
+	}
+	for _, a := range s.Approaches {
+		fp, _ := parseFingerprint(a.Fingerprint)
+		st.approaches.push(approach{fingerprint: fp, advanced: a.Resolved})
+	}
+	for _, w := range s.Works {
+		st.works.push(w)
+	}
+	for _, t := range s.History {
+		l.history.push(t)
+	}
+	l.completion = completionState{
+		consecutiveDone:     s.Completion.ConsecutiveDoneSignals,
+		consecutiveTestOnly: s.Completion.ConsecutiveTestOnly,
+		plan:                s.Completion.Plan,
+		planComplete:        s.Completion.PlanComplete,
+		complete:            s.Completion.Complete,
+	}
+	b.loop = l
+	b.calls = callBudget{}
+	for _, c := range s.Calls[max(len(s.Calls)-maxCallEntries, 0):] {
+		b.calls.entries = append(b.calls.entries, callEntry{at: c.At, calls: c.Calls})
+		b.calls.used += c.Calls
+	}
+	return nil
+}
+
+// heldReason reports whether the reason is one that holds the circuit open.
+func (l *loop) heldReason() bool {
+	return l.reason.Kind == ReasonForcedOpen || l.reason.Kind == ReasonAborted
+}
+
+// Validate reports whether s is a state a breaker can be in, whatever its
+// Config: the version is SnapshotVersion; every state, reason kind, cause
+// and work kind is known; no count is negative; the counts agree with each
+// other (consecutive failures at most the total, the total at most the
+// iterations); a closed circuit has no reason and no open streak, an open
+// or half-open one has a reason, an open one an opening time; only an open
+// circuit is held (ForceOpen, Abort); fingerprints are 8 lower-case hex
+// digits, each once in the error history, each seen at least once; a last
+// failure has a fingerprint; the windows hold at most 1000 entries, the
+// outputs at most 10, the history at most HistoryLen. The error it returns
+// is a *CorruptStateError (matching ErrCorruptState) that says the first
+// thing wrong.
+func (s *Snapshot) Validate() error {
+	if err := s.validate(); err != nil {
+		return &CorruptStateError{Err: err}
+	}
+	return nil
+}
+
+func (s *Snapshot) validate() error {
+	if s.Version != SnapshotVersion {
+		return fmt.Errorf("unsupported version %d (this build reads version %d)", s.Version, SnapshotVersion)
+	}
+	if s.SavedAt.IsZero() {
+		return errors.New("saved_at is missing")
+	}
+	if _, err := s.State.MarshalText(); err != nil {
+		return err
+	}
+	if err := validReason("reason", s.Reason); err != nil {
+		return err
+	}
+	held := s.Reason.Kind == ReasonForcedOpen || s.Reason.Kind == ReasonAborted
+	switch {
+	case s.State == Closed && s.Reason.Kind != ReasonNone:
+		return fmt.Errorf("closed circuit with reason %s", s.Reason.Kind)
+	case s.State == Closed && s.ConsecutiveOpens != 0:
+		return fmt.Errorf("closed circuit with %d consecutive opens", s.ConsecutiveOpens)
+	case s.State != Closed && s.Reason.Kind == ReasonNone:
+		return fmt.Errorf("%s circuit without a reason", s.State)
+	case s.State == Open && s.OpenedAt.IsZero():
+		return errors.New("open circuit without opened_at")
+	case held && s.State != Open:
+		return fmt.Errorf("%s circuit with reason %s, which only an open circuit has", s.State, s.Reason.Kind)
+	case s.Cooldown < 0:
+		return fmt.Errorf("negative cooldown %d", s.Cooldown)
+	}
+	counts := []struct {
+		name string
+		n    int
+	}{
+		{"opens", s.Opens},
+		{"consecutive_opens", s.ConsecutiveOpens},
+		{"iterations", s.Iterations},
+		{"neutral_iterations", s.NeutralIterations},
+		{"consecutive_failures", s.ConsecutiveFailures},
+		{"total_failures", s.TotalFailures},
+		{"evicted_errors", s.EvictedErrors},
+		{"last_fingerprint_count", s.LastFingerprintCount},
+		{"same_error_in_a_row", s.SameErrorInARow},
+		{"progress.consecutive_no_progress", s.Progress.ConsecutiveNoProgress},
+		{"progress.consecutive_permission_denials", s.Progress.ConsecutivePermissionDenials},
+	}
+	for _, c := range counts {
+		if c.n < 0 {
+			return fmt.Errorf("%s is negative (%d)", c.name, c.n)
+		}
+	}
+	switch {
+	case s.ConsecutiveOpens > s.Opens:
+		return fmt.Errorf("consecutive_opens %d above opens %d", s.ConsecutiveOpens, s.Opens)
+	case s.ConsecutiveFailures > s.TotalFailures:
+		return fmt.Errorf("consecutive_failures %d above total_failures %d", s.ConsecutiveFailures, s.TotalFailures)
+	case s.TotalFailures > s.Iterations:
+		return fmt.Errorf("total_failures %d above iterations %d", s.TotalFailures, s.Iterations)
+	}
+
+	seen := make(map[string]bool, len(s.Errors))
+	for i, e := range s.Errors {
+		if _, ok := parseFingerprint(e.Fingerprint); !ok {
+			return fmt.Errorf("errors[%d]: fingerprint %q is not 8 lower-case hex digits", i, e.Fingerprint)
+		}
+		if seen[e.Fingerprint] {
+			return fmt.Errorf("errors[%d]: fingerprint %s appears twice", i, e.Fingerprint)
+		}
+		seen[e.Fingerprint] = true
+		if e.Count < 1 {
+			return fmt.Errorf("errors[%d]: count %d below 1", i, e.Count)
+		}
+	}
+	if s.LastFingerprint != "" {
+		if _, ok := parseFingerprint(s.LastFingerprint); !ok {
+			return fmt.Errorf("last_fingerprint %q is not 8 lower-case hex digits", s.LastFingerprint)
+		}
+	} else if s.LastFailed {
+		return errors.New("last_failed without a last_fingerprint")
+	}
+
+	if n := len(s.Progress.Outputs); n > outputTrendLen {
+		return fmt.Errorf("progress.outputs holds %d lengths, more than %d", n, outputTrendLen)
+	}
+	if len(s.ProgressScores) > maxWindow || len(s.Approaches) > maxWindow || len(s.Works) > maxWindow {
+		return fmt.Errorf("a window holds more than %d entries", maxWindow)
+	}
+	for i, a := range s.Approaches {
+		if _, ok := parseFingerprint(a.Fingerprint); !ok {
+			return fmt.Errorf("approaches[%d]: fingerprint %q is not 8 lower-case hex digits", i, a.Fingerprint)
+		}
+	}
+	for i, w := range s.Works {
+		if w == WorkUnlabelled || int(w) >= workKindCount {
+			return fmt.Errorf("works[%d]: work kind %s is not a label", i, w)
+		}
+	}
+
+	c := &s.Completion
+	switch {
+	case c.ConsecutiveDoneSignals < 0 || c.ConsecutiveTestOnly < 0 || c.Plan.Done < 0 || c.Plan.Remaining < 0:
+		return errors.New("completion: a count is negative")
+	case c.Complete.Kind != ReasonNone && !rules[c.Complete.Kind].completes:
+		return fmt.Errorf("completion: %s is not a completion reason", c.Complete.Kind)
+	case c.Complete.Kind != ReasonNone && s.State != Closed:
+		return fmt.Errorf("completion: a complete loop with a %s circuit", s.State)
+	case len(s.Calls) > maxCallEntries:
+		return fmt.Errorf("calls: %d entries, more than %d", len(s.Calls), maxCallEntries)
+	}
+	if err := validReason("completion.complete", c.Complete); err != nil {
+		return err
+	}
+	for i, call := range s.Calls {
+		switch {
+		case call.Calls < 1:
+			return fmt.Errorf("calls[%d]: %d calls, fewer than 1", i, call.Calls)
+		case call.At.IsZero():
+			return fmt.Errorf("calls[%d]: no time", i)
+		case i > 0 && call.At.Before(s.Calls[i-1].At):
+			return fmt.Errorf("calls[%d]: earlier than the call before it", i)
+		}
+	}
+
+	if len(s.History) > HistoryLen {
+		return fmt.Errorf("history holds %d transitions, more than %d", len(s.History), HistoryLen)
+	}
+	for i, t := range s.History {
+		switch {
+		case t.From > HalfOpen || t.To > HalfOpen:
+			return fmt.Errorf("history[%d]: unknown state", i)
+		case int(t.Cause) >= len(causeNames):
+			return fmt.Errorf("history[%d]: unknown cause %d", i, uint8(t.Cause))
+		case t.Iteration < 0:
+			return fmt.Errorf("history[%d]: iteration is negative (%d)", i, t.Iteration)
+		}
+		if err := validReason(fmt.Sprintf("history[%d].reason", i), t.Reason); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validReason checks that a reason's kind is known. Its evidence is not
+// checked: some of it may be negative (a progress score, an output length
+// the host reported).
+func validReason(field string, r Reason) error {
+	if int(r.Kind) >= len(rules) {
+		return fmt.Errorf("%s: unknown kind %d", field, uint8(r.Kind))
+	}
+	return nil
+}
+
+// parseFingerprint parses 8 lower-case hex digits.
+func parseFingerprint(s string) (uint32, bool) {
+	if len(s) != 8 {
+		return 0, false
+	}
+	var fp uint32
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case '0' <= c && c <= '9':
+			fp = fp<<4 | uint32(c-'0')
+		case 'a' <= c && c <= 'f':
+			fp = fp<<4 | uint32(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return fp, true
+}
+
+// ParseSnapshot reads a snapshot from JSON and validates it (see
+// Snapshot.Validate). Anything wrong, from bytes that are not JSON (or are
+// cut short) to a wrong type, an unknown field, trailing data, an unknown
+// name or an inconsistent state, is a *CorruptStateError matching
+// ErrCorruptState that says what.
+func ParseSnapshot(data []byte) (Snapshot, error) {
+	var s Snapshot
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF // an empty file: cut short
+		}
+		return Snapshot{}, &CorruptStateError{Err: fmt.Errorf("not a snapshot: %w", err)}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Snapshot{}, &CorruptStateError{Err: errors.New("not a snapshot: data after the JSON object")}
+	}
+	if err := s.Validate(); err != nil {
+		return Snapshot{}, err
+	}
+	return s, nil
+}

@@ -1,0 +1,340 @@
+package loopbreaker
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// richConfig switches every signal on, so that a snapshot holds every
+// window.
+func richConfig() Config {
+	return Config{ProgressScoreWindow: 5, MaxSameErrorInARow: 4, MaxConsecutiveFailures: 4, CooldownPolicy: DoublingCooldown(0)}
+}
+
+// busyBreaker returns a breaker that has seen a bit of everything and is
+// open after a failed probe.
+func busyBreaker(t *testing.T) (*CircuitBreaker, *fakeClock) {
+	t.Helper()
+	b, clock := newTestBreaker(t, richConfig())
+	b.Record(Iteration{Err: errB(1), Progress: &Progress{FilesChanged: 2, TestsPassing: 10, OutputLength: 900}, Approach: "retry", Work: WorkImplementation})
+	b.Record(Iteration{Progress: &Progress{TestsPassing: 12, OutputLength: 1000, TasksCompleted: 1}, Approach: "rewrite", Work: WorkTestFix})
+	b.Record(Iteration{Err: errB(2), Progress: &Progress{FilesChanged: 1, PermissionDenials: 1, OutputLength: 800}, Approach: "retry", Work: WorkOther})
+	b.RecordSuccess()
+	for i := 0; i < 4; i++ {
+		b.Record(Iteration{Err: errA(i), Progress: &Progress{FilesChanged: 1, OutputLength: 700 + i}})
+	}
+	require.Equal(t, Open, b.State())
+	clock.Advance(30 * time.Second)
+	require.True(t, b.Check().Probe)
+	b.Record(Iteration{Err: errA(9), Progress: &Progress{FilesChanged: 1, OutputLength: 650}})
+	require.Equal(t, Open, b.State())
+	clock.Advance(10 * time.Second)
+	return b, clock
+}
+
+// restart saves b as JSON and makes a new breaker from it, as a process
+// that was killed and started again would, its clock reading now.
+func restart(t *testing.T, b *CircuitBreaker, cfg Config, now time.Time) (*CircuitBreaker, *fakeClock) {
+	t.Helper()
+	data, err := json.Marshal(b.Snapshot())
+	require.NoError(t, err)
+	snap, err := ParseSnapshot(data)
+	require.NoError(t, err)
+	nb, clock := newTestBreaker(t, cfg)
+	clock.now = now
+	require.NoError(t, nb.Restore(snap))
+	return nb, clock
+}
+
+// Kill and restart: the restored breaker has the same state, counts,
+// windows and history, and the cooldown goes on by the wall clock.
+func TestRestartKeepsTheWholeStateAndTheCooldownRunsOn(t *testing.T) {
+	b, clock := busyBreaker(t)
+	before := b.Stats()
+	require.Equal(t, 60*time.Second, before.Cooldown, "doubled after the failed probe")
+	require.Equal(t, 50*time.Second, before.RetryAfter)
+
+	nb, nclock := restart(t, b, richConfig(), clock.Now().Add(15*time.Second))
+	after := nb.Stats()
+	before.RetryAfter -= 15 * time.Second
+	assert.Equal(t, before, after)
+
+	// Both carry on the same way.
+	for _, x := range []*CircuitBreaker{b, nb} {
+		x.Record(Iteration{Err: errA(1), Progress: &Progress{OutputLength: 10}, Approach: "retry", Work: WorkTestFix})
+	}
+	clock.Advance(15 * time.Second)
+	assert.Equal(t, b.Stats(), nb.Stats())
+
+	// The cooldown ends 60s after the open, by the new process's clock.
+	nclock.Advance(35*time.Second - time.Nanosecond)
+	assert.Equal(t, Open, nb.State())
+	nclock.Advance(time.Nanosecond)
+	assert.Equal(t, HalfOpen, nb.State())
+	assert.True(t, nb.Check().Probe)
+}
+
+// A process restarted after the cooldown is over finds the circuit
+// half-open, with the probe free.
+func TestRestartAfterTheCooldownFindsTheCircuitHalfOpen(t *testing.T) {
+	b, clock := tripped(t, Config{})
+	nb, _ := restart(t, b, Config{}, clock.Now().Add(time.Hour))
+	d := nb.Check()
+	assert.Equal(t, HalfOpen, d.State)
+	assert.True(t, d.Probe)
+}
+
+// A half-open probe in flight dies with its process: the restored breaker
+// lets a new probe through.
+func TestRestartForgetsTheProbeInFlight(t *testing.T) {
+	b, clock := tripped(t, Config{})
+	clock.Advance(30 * time.Second)
+	require.True(t, b.Check().Probe)
+	require.False(t, b.Check().Allow)
+	nb, _ := restart(t, b, Config{}, clock.Now())
+	assert.True(t, nb.Check().Probe)
+}
+
+// A clock that went backwards (the new process reads a time before the
+// snapshot was saved) cannot say how long the circuit was open: it stays
+// open for a fresh full cooldown from now.
+func TestClockGoneBackwardsKeepsTheCircuitOpenForAFullCooldown(t *testing.T) {
+	b, clock := tripped(t, Config{})
+	clock.Advance(20 * time.Second)
+	earlier := clock.Now().Add(-time.Hour)
+
+	nb, nclock := restart(t, b, Config{}, earlier)
+	d := nb.Check()
+	assert.Equal(t, Open, d.State)
+	assert.Equal(t, 30*time.Second, d.RetryAfter)
+	nclock.Advance(30 * time.Second)
+	assert.Equal(t, HalfOpen, nb.State())
+
+	// Before the open but after the save is backwards too.
+	nb, _ = restart(t, b, Config{}, clock.Now().Add(-time.Second))
+	assert.Equal(t, 30*time.Second, nb.Check().RetryAfter)
+}
+
+// ForceOpen and Abort survive a restart: still no cooldown ends them.
+func TestRestartKeepsAHeldCircuitHeld(t *testing.T) {
+	b, clock := newTestBreaker(t, Config{})
+	b.ForceOpen("release freeze")
+	nb, _ := restart(t, b, Config{}, clock.Now().Add(48*time.Hour))
+	assert.Equal(t, Open, nb.State())
+	assert.Equal(t, "Forced open: release freeze", nb.TripReason())
+}
+
+// Restored into a breaker with smaller limits, the oldest entries go.
+func TestRestoreIntoSmallerLimitsDropsTheOldest(t *testing.T) {
+	b, clock := newTestBreaker(t, Config{MaxSameErrorCount: -1, MaxConsecutiveFailures: -1})
+	for _, msg := range []string{"a", "b", "c", "b"} {
+		b.RecordFailure(msg)
+	}
+	nb, _ := restart(t, b, Config{MaxFingerprints: 2}, clock.Now())
+	s := nb.Stats()
+	assert.Equal(t, map[string]int{Fingerprint("c"): 1, Fingerprint("b"): 2}, s.ErrorCounts)
+	assert.Equal(t, 1, s.EvictedErrors)
+	nb.RecordFailure("x")
+	assert.NotContains(t, nb.Stats().ErrorCounts, Fingerprint("c"), "c was the least recently seen")
+}
+
+// The snapshot is JSON with names, not numbers, for every enumeration.
+func TestSnapshotStoresNamesNotNumbers(t *testing.T) {
+	b, _ := busyBreaker(t)
+	data, err := json.Marshal(b.Snapshot())
+	require.NoError(t, err)
+	text := string(data)
+	for _, want := range []string{
+		`"version":1`, `"state":"OPEN"`, `"kind":"consecutive_failures"`, `"from":"HALF_OPEN"`,
+		`"cause":"cooldown_over"`, `"works":["implementation","test_fix","other"]`, `"cooldown_ns":60000000000`,
+	} {
+		assert.Contains(t, text, want)
+	}
+}
+
+// validSnapshotJSON is a snapshot as a map, for the corruption tests to
+// spoil.
+func validSnapshotJSON(t *testing.T) map[string]any {
+	t.Helper()
+	b, _ := busyBreaker(t)
+	data, err := json.Marshal(b.Snapshot())
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(data, &m))
+	return m
+}
+
+// Every kind of corruption is refused with an error that matches
+// ErrCorruptState and says what is wrong, and the breaker is unchanged.
+func TestCorruptSnapshotsAreRefused(t *testing.T) {
+	good, err := json.Marshal(validSnapshotJSON(t))
+	require.NoError(t, err)
+	edit := func(f func(m map[string]any)) []byte {
+		m := validSnapshotJSON(t)
+		f(m)
+		data, err := json.Marshal(m)
+		require.NoError(t, err)
+		return data
+	}
+	cases := []struct {
+		name, want string
+		data       []byte
+	}{
+		{"empty", "unexpected EOF", nil},
+		{"truncated", "unexpected EOF", good[:len(good)/2]},
+		{"not JSON", "invalid character", []byte("state=OPEN\n")},
+		{"JSON null", "unsupported version 0", []byte("null")},
+		{"a JSON array", "cannot unmarshal array", []byte("[1,2]")},
+		{"trailing data", "data after the JSON object", append(append([]byte{}, good...), "{}"...)},
+		{"wrong version", "unsupported version 2", edit(func(m map[string]any) { m["version"] = 2 })},
+		{"version as a string", "cannot unmarshal string", edit(func(m map[string]any) { m["version"] = "1" })},
+		{"count as a string", "cannot unmarshal string", edit(func(m map[string]any) { m["iterations"] = "nine" })},
+		{"fractional count", "cannot unmarshal number 1.5", edit(func(m map[string]any) { m["opens"] = 1.5 })},
+		{"state as a number", "cannot unmarshal number", edit(func(m map[string]any) { m["state"] = 1 })},
+		{"unknown state", `unknown state "TRIPPED"`, edit(func(m map[string]any) { m["state"] = "TRIPPED" })},
+		{"unknown reason kind", `unknown reason kind "gremlins"`, edit(func(m map[string]any) { m["reason"].(map[string]any)["kind"] = "gremlins" })},
+		{"unknown cause", `unknown cause "magic"`, edit(func(m map[string]any) { m["history"].([]any)[0].(map[string]any)["cause"] = "magic" })},
+		{"unknown work kind", `unknown work kind "napping"`, edit(func(m map[string]any) { m["works"] = []any{"napping"} })},
+		{"unlabelled work", "not a label", edit(func(m map[string]any) { m["works"] = []any{"unlabelled"} })},
+		{"unknown field", `unknown field "mood"`, edit(func(m map[string]any) { m["mood"] = "fine" })},
+		{"negative count", "total_failures is negative (-1)", edit(func(m map[string]any) { m["total_failures"] = -1 })},
+		{"negative progress count", "progress.consecutive_no_progress is negative", edit(func(m map[string]any) {
+			m["progress"].(map[string]any)["consecutive_no_progress"] = -3
+		})},
+		{"negative error count", "count -2 below 1", edit(func(m map[string]any) { m["errors"].([]any)[0].(map[string]any)["count"] = -2 })},
+		{"negative cooldown", "negative cooldown", edit(func(m map[string]any) { m["cooldown_ns"] = -1 })},
+		{"closed with a reason", "closed circuit with reason", edit(func(m map[string]any) { m["state"] = "CLOSED"; m["consecutive_opens"] = 0 })},
+		{"open without a reason", "OPEN circuit without a reason", edit(func(m map[string]any) { m["reason"] = map[string]any{"kind": "none"} })},
+		{"open without opened_at", "open circuit without opened_at", edit(func(m map[string]any) { m["opened_at"] = "0001-01-01T00:00:00Z" })},
+		{"held but half-open", "which only an open circuit has", edit(func(m map[string]any) {
+			m["state"] = "HALF_OPEN"
+			m["reason"] = map[string]any{"kind": "aborted"}
+		})},
+		{"more consecutive than total failures", "above total_failures", edit(func(m map[string]any) { m["consecutive_failures"] = 100 })},
+		{"bad fingerprint", "not 8 lower-case hex digits", edit(func(m map[string]any) { m["errors"].([]any)[0].(map[string]any)["fingerprint"] = "XYZ" })},
+		{"fingerprint twice", "appears twice", edit(func(m map[string]any) {
+			errs := m["errors"].([]any)
+			m["errors"] = append(errs, errs[0])
+		})},
+		{"too many outputs", "more than 10", edit(func(m map[string]any) {
+			m["progress"].(map[string]any)["outputs"] = make([]any, 11)
+		})},
+		{"history too long", "more than 50", edit(func(m map[string]any) {
+			h := m["history"].([]any)
+			for len(h) <= HistoryLen {
+				h = append(h, h[0])
+			}
+			m["history"] = h
+		})},
+		{"bad time", "cannot parse", edit(func(m map[string]any) { m["saved_at"] = "yesterday" })},
+		{"missing saved_at", "saved_at is missing", edit(func(m map[string]any) { delete(m, "saved_at") })},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSnapshot(tc.data)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, ErrCorruptState)
+			var corrupt *CorruptStateError
+			require.ErrorAs(t, err, &corrupt)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// Restore validates too: a snapshot built in Go that is inconsistent is
+// refused, and the breaker keeps its state.
+func TestRestoreRefusesAnInvalidSnapshotAndKeepsTheBreaker(t *testing.T) {
+	b, _ := busyBreaker(t)
+	before := b.Stats()
+	for name, spoil := range map[string]func(s *Snapshot){
+		"unknown state":       func(s *Snapshot) { s.State = State(9) },
+		"unknown reason kind": func(s *Snapshot) { s.Reason.Kind = ReasonKind(200) },
+		"negative iterations": func(s *Snapshot) { s.Iterations = -1 },
+		"last failed, no fingerprint": func(s *Snapshot) {
+			s.LastFailed, s.LastFingerprint = true, ""
+		},
+		"history with an unknown cause": func(s *Snapshot) { s.History[0].Cause = Cause(99) },
+		"old version":                   func(s *Snapshot) { s.Version = 0 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			snap := b.Snapshot()
+			spoil(&snap)
+			err := b.Restore(snap)
+			assert.ErrorIs(t, err, ErrCorruptState)
+			assert.Equal(t, before, b.Stats())
+		})
+	}
+}
+
+// The JSON keys of Reason cover all its fields, so none is lost in a
+// snapshot.
+func TestReasonJSONHasEveryField(t *testing.T) {
+	r := Reason{Kind: ReasonOutputDecline, Count: 1, Threshold: 2, Window: 3, Baseline: 4.5, Current: 6, Fingerprint: "f", Message: "m"}
+	data, err := json.Marshal(r)
+	require.NoError(t, err)
+	var back Reason
+	require.NoError(t, json.Unmarshal(data, &back))
+	assert.Equal(t, r, back)
+	assert.Equal(t, `{"kind":"output_decline","count":1,"threshold":2,"window":3,"baseline":4.5,"current":6,"fingerprint":"f","message":"m"}`, string(data))
+}
+
+// Unknown values of the enumerations cannot be written: their numbers
+// would mean something else to another version.
+func TestUnknownEnumValuesDoNotMarshal(t *testing.T) {
+	for _, v := range []any{State(5), ReasonKind(250), WorkKind(9), Cause(77)} {
+		_, err := json.Marshal(v)
+		assert.Error(t, err, "%T", v)
+	}
+}
+
+// Restoring arbitrary bytes never panics: either ParseSnapshot refuses
+// them as corrupt, or the breaker restores them and its own snapshot
+// restores to the same snapshot again.
+func FuzzRestoreFromArbitraryBytes(f *testing.F) {
+	f.Add([]byte(`{"version":1}`))
+	f.Add([]byte("null"))
+	b, err := New(richConfig())
+	if err != nil {
+		f.Fatal(err)
+	}
+	data, _ := json.Marshal(b.Snapshot())
+	f.Add(data)
+	b.RecordFailure("boom")
+	b.Record(Iteration{Err: errA(1), Progress: &Progress{OutputLength: 3}, Approach: "x", Work: WorkTestFix})
+	b.ForceOpen("stop")
+	data, _ = json.Marshal(b.Snapshot())
+	f.Add(data)
+	now := time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
+	cfg := Config{ProgressScoreWindow: maxWindow, CircularApproachWindow: maxWindow, TestFixWindow: maxWindow, Now: func() time.Time { return now }}
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		snap, err := ParseSnapshot(data)
+		if err != nil {
+			if !errors.Is(err, ErrCorruptState) {
+				t.Fatalf("error does not match ErrCorruptState: %v", err)
+			}
+			return
+		}
+		b1, err := New(cfg)
+		require.NoError(t, err)
+		require.NoError(t, b1.Restore(snap))
+		s1 := b1.Snapshot()
+		out, err := json.Marshal(s1)
+		require.NoError(t, err)
+		again, err := ParseSnapshot(out)
+		require.NoError(t, err, "a restored breaker's snapshot parses: %s", out)
+		b2, err := New(cfg)
+		require.NoError(t, err)
+		require.NoError(t, b2.Restore(again))
+		out2, err := json.Marshal(b2.Snapshot())
+		require.NoError(t, err)
+		require.Equal(t, string(out), string(out2))
+		require.False(t, strings.Contains(string(out), "ReasonKind("))
+	})
+}

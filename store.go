@@ -1,0 +1,234 @@
+package loopbreaker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+)
+
+// Store keeps one snapshot per loop, so that a loop that restarts does not
+// forget that it was stuck. Loops are named by the host; a name means the
+// same loop across restarts. Implementations must be safe for concurrent
+// use.
+type Store interface {
+	// Load returns the snapshot last saved for loop. When nothing was
+	// saved it returns an error matching ErrNoState: the loop starts
+	// fresh. A saved state that cannot be used is an error matching
+	// ErrCorruptState, and the store keeps it as it is. Any other error
+	// (the state could not be read) is neither.
+	Load(ctx context.Context, loop string) (Snapshot, error)
+	// Save replaces the snapshot of loop, whole: a concurrent Load, in
+	// this process or another, sees the previous snapshot or this one,
+	// never a mix. Of concurrent Saves, the last one wins.
+	Save(ctx context.Context, loop string, s Snapshot) error
+}
+
+// FileStore is a Store that keeps each loop's snapshot in a JSON file of
+// its own, <dir>/<loop>.json. Saves are atomic: the snapshot is written to
+// a temporary file in the same directory, synced, renamed over the state
+// file, and the directory is synced, so a crash or a concurrent writer
+// (another goroutine or process) never leaves a half-written state file.
+// It takes no lock: nothing reads, changes and writes back a file, each
+// Save replaces it whole, and of two writers the last rename wins.
+type FileStore struct {
+	dir string
+}
+
+// NewFileStore returns a store that keeps its files in dir. The directory
+// is made (with its parents) on the first Save if it does not exist.
+func NewFileStore(dir string) *FileStore {
+	return &FileStore{dir: dir}
+}
+
+// maxLoopName bounds a loop name, so that the file names made of it fit
+// every file system.
+const maxLoopName = 128
+
+// Path returns the state file of loop. A loop name is 1 to 128 ASCII
+// letters, digits, '.', '_' or '-', not starting with '.'; any other name
+// is an error matching ErrInvalidLoopName.
+func (s *FileStore) Path(loop string) (string, error) {
+	if loop == "" || len(loop) > maxLoopName || loop[0] == '.' {
+		return "", fmt.Errorf("%w %q: 1 to %d characters, not starting with '.'", ErrInvalidLoopName, loop, maxLoopName)
+	}
+	for i := 0; i < len(loop); i++ {
+		c := loop[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return "", fmt.Errorf("%w %q: only ASCII letters, digits, '.', '_' and '-'", ErrInvalidLoopName, loop)
+		}
+	}
+	return filepath.Join(s.dir, loop+".json"), nil
+}
+
+// Load reads and validates loop's snapshot. A missing file is an error
+// matching ErrNoState (and fs.ErrNotExist). A file that is not a valid
+// snapshot (see ParseSnapshot) is a *CorruptStateError with the file's
+// path, matching ErrCorruptState; the file is left where it is, for the
+// caller to refuse to go on (the safe default) or to call MoveAside and
+// start fresh. A file that cannot be read (permissions, I/O) is returned
+// as that error, matching neither: it may be fine, and is not moved.
+func (s *FileStore) Load(ctx context.Context, loop string) (Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return Snapshot{}, err
+	}
+	path, err := s.Path(loop)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Snapshot{}, fmt.Errorf("%w for loop %q: %w", ErrNoState, loop, err)
+	}
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("loopbreaker: load state of loop %q: %w", loop, err)
+	}
+	snap, err := ParseSnapshot(data)
+	if err != nil {
+		var corrupt *CorruptStateError
+		if errors.As(err, &corrupt) {
+			corrupt.Path = path
+		}
+		return Snapshot{}, err
+	}
+	return snap, nil
+}
+
+// Save validates snap (a snapshot that Load would refuse is not written:
+// the error matches ErrCorruptState) and writes it atomically as loop's
+// state file, making the directory if needed. On error the previous state
+// file is untouched and no temporary file is left behind.
+func (s *FileStore) Save(ctx context.Context, loop string, snap Snapshot) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	path, err := s.Path(loop)
+	if err != nil {
+		return err
+	}
+	if err := snap.Validate(); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(snap, "", "  ")
+	if err != nil {
+		return fmt.Errorf("loopbreaker: save state of loop %q: %w", loop, err)
+	}
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return fmt.Errorf("loopbreaker: save state of loop %q: %w", loop, err)
+	}
+	if err := writeFileAtomic(path, append(data, '\n')); err != nil {
+		return fmt.Errorf("loopbreaker: save state of loop %q: %w", loop, err)
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to path through a synced temporary file in
+// the same directory, renamed over path, and syncs the directory so that
+// the rename survives a crash.
+func writeFileAtomic(path string, data []byte) (err error) {
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// syncDir makes a rename in dir durable. Windows cannot sync a directory,
+// and makes renames durable by itself.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// MoveAside renames loop's state file to <loop>.json.corrupt-<time>, the
+// time in UTC to the nanosecond (e.g.
+// "agent.json.corrupt-20260119T090000.000000000Z"), and returns the new
+// path, so that the loop can start fresh while the bad file is kept for a
+// person to look at. It moves whatever file is there, corrupt or not; a
+// missing file is an error matching fs.ErrNotExist.
+func (s *FileStore) MoveAside(loop string) (string, error) {
+	path, err := s.Path(loop)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Lstat(path); err != nil {
+		return "", fmt.Errorf("loopbreaker: move aside state of loop %q: %w", loop, err)
+	}
+	stamp := time.Now().UTC().Format("20060102T150405.000000000Z")
+	aside := path + ".corrupt-" + stamp
+	for i := 1; ; i++ { // never replace an earlier copy
+		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		aside = fmt.Sprintf("%s.corrupt-%s-%d", path, stamp, i)
+	}
+	if err := os.Rename(path, aside); err != nil {
+		return "", fmt.Errorf("loopbreaker: move aside state of loop %q: %w", loop, err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return aside, fmt.Errorf("loopbreaker: move aside state of loop %q: %w", loop, err)
+	}
+	return aside, nil
+}
+
+// NewFromStore returns a breaker for cfg with the state that store holds
+// for loop, and reports whether there was one. When nothing was saved
+// (ErrNoState) the breaker is fresh and restored is false. Every other
+// error, a corrupt state (ErrCorruptState) included, is returned with no
+// breaker: a loop that was stuck must not silently start again as if it
+// were not. To start fresh anyway, a FileStore's MoveAside keeps the bad
+// file out of the way.
+func NewFromStore(ctx context.Context, cfg Config, store Store, loop string) (b *CircuitBreaker, restored bool, err error) {
+	b, err = New(cfg)
+	if err != nil {
+		return nil, false, err
+	}
+	snap, err := store.Load(ctx, loop)
+	if errors.Is(err, ErrNoState) {
+		return b, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if err := b.Restore(snap); err != nil {
+		return nil, false, err
+	}
+	return b, true, nil
+}

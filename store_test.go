@@ -1,0 +1,266 @@
+package loopbreaker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Kill and restart through a file: the new process finds the loop open,
+// with its counts, and waits out the rest of the cooldown.
+func TestFileStoreCarriesAnOpenCircuitAcrossARestart(t *testing.T) {
+	ctx := context.Background()
+	store := NewFileStore(filepath.Join(t.TempDir(), "state"))
+	b, clock := tripped(t, Config{})
+	require.NoError(t, store.Save(ctx, "agent-1", b.Snapshot()))
+
+	clock.Advance(12 * time.Second)
+	cfg := Config{Now: clock.Now}
+	nb, restored, err := NewFromStore(ctx, cfg, store, "agent-1")
+	require.NoError(t, err)
+	assert.True(t, restored)
+	d := nb.Check()
+	assert.Equal(t, Open, d.State)
+	assert.Equal(t, 18*time.Second, d.RetryAfter)
+	assert.Equal(t, b.Stats().ErrorCounts, nb.Stats().ErrorCounts)
+	assert.Equal(t, b.Stats().History, nb.Stats().History)
+}
+
+// A missing file is not corruption: the loop starts fresh.
+func TestFileStoreMissingFileMeansAFreshBreaker(t *testing.T) {
+	ctx := context.Background()
+	store := NewFileStore(t.TempDir())
+	_, err := store.Load(ctx, "new-loop")
+	assert.ErrorIs(t, err, ErrNoState)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.NotErrorIs(t, err, ErrCorruptState)
+
+	b, restored, err := NewFromStore(ctx, Config{}, store, "new-loop")
+	require.NoError(t, err)
+	assert.False(t, restored)
+	assert.Equal(t, Closed, b.State())
+}
+
+// A corrupt file is refused, says where and what, and stays as it was.
+func TestFileStoreRefusesACorruptFileAndKeepsIt(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store := NewFileStore(dir)
+	path := filepath.Join(dir, "agent.json")
+	bad := []byte(`{"version": 1, "state": "OPEN", "reason": {"kind": "consecutive_fail`)
+	require.NoError(t, os.WriteFile(path, bad, 0o600))
+
+	_, err := store.Load(ctx, "agent")
+	require.ErrorIs(t, err, ErrCorruptState)
+	var corrupt *CorruptStateError
+	require.ErrorAs(t, err, &corrupt)
+	assert.Equal(t, path, corrupt.Path)
+	assert.Contains(t, err.Error(), path)
+	assert.Contains(t, err.Error(), "unexpected EOF")
+
+	b, _, err := NewFromStore(ctx, Config{}, store, "agent")
+	assert.ErrorIs(t, err, ErrCorruptState)
+	assert.Nil(t, b, "no breaker: a stuck loop must not silently start again")
+	kept, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, bad, kept)
+}
+
+// The caller who chooses to start fresh moves the bad file aside; it is
+// kept under a new name for a person to look at.
+func TestFileStoreMoveAsideLetsALoopStartFresh(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store := NewFileStore(dir)
+	path := filepath.Join(dir, "agent.json")
+	require.NoError(t, os.WriteFile(path, []byte("{{{"), 0o600))
+
+	_, _, err := NewFromStore(ctx, Config{}, store, "agent")
+	require.ErrorIs(t, err, ErrCorruptState)
+	aside, err := store.MoveAside("agent")
+	require.NoError(t, err)
+	assert.Equal(t, dir, filepath.Dir(aside))
+	assert.True(t, strings.HasPrefix(filepath.Base(aside), "agent.json.corrupt-"), aside)
+	kept, err := os.ReadFile(aside)
+	require.NoError(t, err)
+	assert.Equal(t, "{{{", string(kept))
+
+	b, restored, err := NewFromStore(ctx, Config{}, store, "agent")
+	require.NoError(t, err)
+	assert.False(t, restored)
+	assert.Equal(t, Closed, b.State())
+
+	// Moving aside twice in a row keeps both copies.
+	require.NoError(t, os.WriteFile(path, []byte("[[["), 0o600))
+	aside2, err := store.MoveAside("agent")
+	require.NoError(t, err)
+	assert.NotEqual(t, aside, aside2)
+	_, err = store.MoveAside("agent")
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+}
+
+// A state file that cannot be read is an error, but not corruption: it
+// may be fine, and must not be moved aside as if it were bad.
+func TestFileStoreUnreadableFileIsNeitherMissingNorCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "agent.json"), 0o700))
+	_, err := NewFileStore(dir).Load(context.Background(), "agent")
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrNoState)
+	assert.NotErrorIs(t, err, ErrCorruptState)
+}
+
+// Loop names become file names: only safe ones are accepted.
+func TestFileStoreRejectsUnsafeLoopNames(t *testing.T) {
+	store := NewFileStore(t.TempDir())
+	for _, name := range []string{"", ".", "..", "../x", "a/b", `a\b`, ".hidden", "a b", "ü", strings.Repeat("x", 129)} {
+		_, err := store.Path(name)
+		assert.ErrorIs(t, err, ErrInvalidLoopName, "%q", name)
+		assert.ErrorIs(t, store.Save(context.Background(), name, Snapshot{}), ErrInvalidLoopName, "%q", name)
+	}
+	path, err := store.Path("Agent_1.v2-x")
+	require.NoError(t, err)
+	assert.Equal(t, "Agent_1.v2-x.json", filepath.Base(path))
+}
+
+// Save writes a private file, leaves no temporary file behind, and
+// refuses a snapshot Load would refuse.
+func TestFileStoreSaveIsPrivateTidyAndValid(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "made", "on", "demand")
+	store := NewFileStore(dir)
+	b, _ := tripped(t, Config{})
+	require.NoError(t, store.Save(ctx, "agent", b.Snapshot()))
+	require.NoError(t, store.Save(ctx, "agent", b.Snapshot()))
+
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	info, err := entries[0].Info()
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o600), info.Mode().Perm())
+
+	snap := b.Snapshot()
+	snap.TotalFailures = -1
+	assert.ErrorIs(t, store.Save(ctx, "agent", snap), ErrCorruptState)
+	got, err := store.Load(ctx, "agent")
+	require.NoError(t, err)
+	assert.Equal(t, 3, got.TotalFailures, "the previous file is untouched")
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	assert.ErrorIs(t, store.Save(cancelled, "agent", b.Snapshot()), context.Canceled)
+	_, err = store.Load(cancelled, "agent")
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// saveHelperEnv names the directory the helper process saves into.
+const saveHelperEnv = "LOOPBREAKER_SAVE_HELPER_DIR"
+
+// Two processes save to the same state file many times while this one
+// reads it: every read is a whole snapshot from one of them, never a mix.
+func TestFileStoreSavesFromTwoProcessesNeverInterleave(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	var helpers []*exec.Cmd
+	done := make(chan error, 2)
+	for id := 1; id <= 2; id++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestFileStoreSaveHelperProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), saveHelperEnv+"="+dir, "LOOPBREAKER_SAVE_HELPER_ID="+strconv.Itoa(id))
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		require.NoError(t, cmd.Start())
+		helpers = append(helpers, cmd)
+		go func() {
+			err := cmd.Wait()
+			if err != nil {
+				err = fmt.Errorf("%w: %s", err, out.String())
+			}
+			done <- err
+		}()
+	}
+
+	store := NewFileStore(dir)
+	reads, finished := 0, 0
+	writers := map[int]bool{}
+	for finished < len(helpers) {
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+			finished++
+			continue
+		default:
+		}
+		snap, err := store.Load(context.Background(), "shared")
+		if errors.Is(err, ErrNoState) {
+			continue
+		}
+		require.NoError(t, err, "read %d", reads)
+		reads++
+		// Helper n saw each of its 1000 errors n times, over
+		// 1000*n+n-1 iterations: a mix of two files would not add up.
+		require.Len(t, snap.Errors, 1000)
+		writer := snap.Errors[0].Count
+		for _, e := range snap.Errors {
+			require.Equal(t, writer, e.Count, "every entry is from the same writer")
+		}
+		require.Equal(t, 1000*writer+writer-1, snap.Iterations)
+		writers[writer] = true
+	}
+	t.Logf("%d reads of whole snapshots from writers %v", reads, writers)
+	assert.Positive(t, reads)
+}
+
+// TestFileStoreSaveHelperProcess is the writer that
+// TestFileStoreSavesFromTwoProcessesNeverInterleave starts twice; run
+// directly, it does nothing.
+func TestFileStoreSaveHelperProcess(t *testing.T) {
+	dir := os.Getenv(saveHelperEnv)
+	if dir == "" {
+		t.Skip("only runs as a helper process")
+	}
+	id, err := strconv.Atoi(os.Getenv("LOOPBREAKER_SAVE_HELPER_ID"))
+	require.NoError(t, err)
+	store := NewFileStore(dir)
+	b, err := New(Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: -1})
+	require.NoError(t, err)
+	// Helper n sees each of 1000 errors n times, and n-1 successes: 1000
+	// fingerprints make a file of many pages.
+	for i := 0; i < 1000; i++ {
+		for range id {
+			b.RecordFailure("helper error " + letters(i))
+		}
+	}
+	for range id - 1 {
+		b.RecordSuccess()
+	}
+	for i := 0; i < 200; i++ {
+		require.NoError(t, store.Save(context.Background(), "shared", b.Snapshot()))
+	}
+}
+
+// letters spells n in letters, so that every n is an error of its own
+// (Normalize replaces digits).
+func letters(n int) string {
+	var sb strings.Builder
+	for {
+		sb.WriteByte(byte('g' + n%20))
+		n /= 20
+		if n == 0 {
+			return sb.String()
+		}
+	}
+}
