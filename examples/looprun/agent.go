@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// result is what one run of the agent gave.
+type result struct {
+	output   string
+	exitCode int  // -1 when the command could not run to an exit
+	timedOut bool // the run hit --timeout
+	// files is the simulated agent's own count of changed files; commands
+	// are measured from the working tree instead.
+	files int
+}
+
+// agent runs one iteration.
+type agent interface {
+	run(ctx context.Context, iteration int) (result, error)
+	name() string
+}
+
+// commandAgent runs a command, feeding it the prompt file on stdin when
+// there is one, as in `cat PROMPT.md | agent`.
+type commandAgent struct {
+	argv    []string
+	dir     string
+	prompt  []byte
+	timeout time.Duration
+}
+
+func (a *commandAgent) name() string { return strings.Join(a.argv, " ") }
+
+// run runs the command once. Only a cancelled ctx is an error: a failing
+// or timed-out command is a result.
+func (a *commandAgent) run(ctx context.Context, _ int) (result, error) {
+	runCtx, cancel := context.WithTimeout(ctx, a.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, a.argv[0], a.argv[1:]...)
+	cmd.Dir = a.dir
+	cmd.Stdin = bytes.NewReader(a.prompt)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = time.Second // do not hang on a grandchild holding the pipe
+	err := cmd.Run()
+	res := result{output: out.String(), exitCode: cmd.ProcessState.ExitCode()}
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	if errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+		res.timedOut = true
+		return res, nil
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		return res, fmt.Errorf("run %s: %w", a.argv[0], err) // not found, not executable
+	}
+	return res, nil
+}
+
+// simulatedAgent is the built-in agent of a fresh machine: it works for a
+// few iterations, then runs into the same failing test again and again.
+type simulatedAgent struct{}
+
+func (simulatedAgent) name() string { return "the simulated agent" }
+
+func (simulatedAgent) run(ctx context.Context, iteration int) (result, error) {
+	if err := ctx.Err(); err != nil {
+		return result{}, err
+	}
+	switch {
+	case iteration <= 3:
+		return result{
+			output: fmt.Sprintf("Implemented step %d of the login flow.\nok  \texample.com/app\t0.%03ds\n", iteration, 100+iteration*37),
+			files:  2,
+		}, nil
+	case iteration == 4:
+		return result{output: "Refactored the session store.\n", files: 1}, nil
+	}
+	line := 40 + iteration*3 // the agent keeps moving code around
+	return result{
+		output: fmt.Sprintf(`Trying another fix for the session test.
+--- FAIL: TestSessionExpiry (0.%02ds)
+    session_test.go:%d: expected session to expire after 30m, still valid at 2026-01-19T09:%02d:00Z
+FAIL
+FAIL	example.com/app/session	0.%03ds
+`, iteration%100, line, iteration%60, 200+iteration),
+		exitCode: 1,
+		files:    1,
+	}, nil
+}

@@ -1,0 +1,493 @@
+// Command looprun is the Ralph loop with a circuit breaker: it runs a
+// command again and again, as `while :; do cat PROMPT.md | agent; done`
+// does, and stops when the loop is stuck, spent or done.
+//
+//	go run ./examples/looprun                     # the built-in simulated agent
+//	go run ./examples/looprun -- claude -p        # a real agent, PROMPT.md on stdin
+//	go run ./examples/looprun -preset autonomous -calls-per-hour 50 -- ./agent.sh
+//
+// Each iteration asks the breaker (Check), runs the command with a timeout,
+// and tells the breaker what happened (Record): the exit code and the error
+// found in the output (loopbreaker.ExtractError), the files the iteration
+// changed in the git working tree (or, outside a git repository, whether its
+// output changed), the done marker in the output, and the task list of
+// -plan. The breaker's state lives in .loopbreaker/ in the working
+// directory, so a loop stopped during a cooldown resumes it when started
+// again; -reset starts afresh.
+//
+// When the circuit opens and a person is at the terminal, looprun offers
+// seed 004's choices: resume, skip, wait for the probe, or abort. Without a
+// terminal it stops with exit code 3, unless -wait tells it to wait out
+// cooldowns and the call budget. Ctrl+C stops cleanly, saving the state.
+//
+// Exit codes:
+//
+//	0   done: the agent completed the work (done signals, a finished plan)
+//	1   error: the command could not run, or the state could not be read
+//	2   usage: bad flags
+//	3   tripped: the circuit is open and nobody was asked (no terminal)
+//	4   aborted: a person chose abort
+//	5   budget: the call budget is spent (without -wait)
+//	6   limit: -max-iterations ran out before the work was done
+//	130 interrupted: Ctrl+C or SIGTERM
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/loopbreaker/loopbreaker"
+)
+
+// Exit codes; see the package comment.
+const (
+	exitDone        = 0
+	exitError       = 1
+	exitUsage       = 2
+	exitTripped     = 3
+	exitAborted     = 4
+	exitBudget      = 5
+	exitLimit       = 6
+	exitInterrupted = 130
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// options are the parsed command line.
+type options struct {
+	cfg           loopbreaker.Config
+	argv          []string
+	dir           string
+	name          string
+	prompt        string
+	plan          string
+	doneMarker    string
+	timeout       time.Duration
+	maxIterations int
+	reset         bool
+	wait          bool
+	interactive   string // auto, yes, no
+}
+
+// parseFlags reads the command line. Flags given explicitly win over the
+// preset, as in seed 000.
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("looprun", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: looprun [flags] [-- command [args...]]")
+		fmt.Fprintln(stderr, "Without a command, looprun runs a built-in simulated agent.")
+		fs.PrintDefaults()
+	}
+	o := &options{}
+	preset := fs.String("preset", "feature", "preset: "+strings.Join(loopbreaker.PresetNames(), ", "))
+	failures := fs.Int("failures", 0, "consecutive failures that open the circuit (negative: off)")
+	sameErrors := fs.Int("same-errors", 0, "times one error may be seen before the circuit opens (negative: off)")
+	inARow := fs.Int("same-errors-in-a-row", 0, "the same error this many times in a row opens the circuit (0: preset's)")
+	noProgress := fs.Int("no-progress", 0, "iterations without progress that open the circuit (negative: off)")
+	outputDecline := fs.Int("output-decline", 0, "output decline in percent that opens the circuit (negative: off)")
+	cooldown := fs.Duration("cooldown", 0, "how long the circuit stays open before one probe (0: preset's)")
+	calls := fs.Int("calls-per-hour", 0, "call budget per rolling hour, one call per iteration (0: preset's; negative: none)")
+	fs.IntVar(&o.maxIterations, "max-iterations", 0, "stop after this many iterations (0: no limit; the simulated agent: 20)")
+	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "time limit of one iteration")
+	fs.StringVar(&o.dir, "dir", ".", "working directory of the command; the state lives in its .loopbreaker/")
+	fs.StringVar(&o.name, "name", "", "the loop's name, naming its state file (default: loop, or simulated)")
+	fs.StringVar(&o.prompt, "prompt", "PROMPT.md", "file fed to the command on stdin, when it exists (relative to -dir)")
+	fs.StringVar(&o.plan, "plan", "", "markdown task list whose '- [ ]' and '- [x]' items tell the tasks remaining (relative to -dir)")
+	fs.StringVar(&o.doneMarker, "done-marker", "EXIT_SIGNAL: true", "text in the output that is the agent's done signal")
+	fs.BoolVar(&o.reset, "reset", false, "forget the saved state and start afresh")
+	fs.BoolVar(&o.wait, "wait", false, "wait out cooldowns and the call budget instead of stopping")
+	fs.StringVar(&o.interactive, "interactive", "auto", "ask what to do when the circuit opens: auto (when stdin is a terminal), yes, no")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	o.argv = fs.Args()
+	if o.interactive != "auto" && o.interactive != "yes" && o.interactive != "no" {
+		return nil, fmt.Errorf("-interactive must be auto, yes or no, not %q", o.interactive)
+	}
+	if o.timeout <= 0 {
+		return nil, fmt.Errorf("-timeout must be positive, not %s", o.timeout)
+	}
+	if o.maxIterations < 0 {
+		return nil, fmt.Errorf("-max-iterations must not be negative")
+	}
+	if o.name == "" {
+		o.name = "loop"
+		if len(o.argv) == 0 {
+			o.name = "simulated"
+		}
+	}
+	if strings.ContainsAny(o.name, `/\`) || o.name == "." || o.name == ".." {
+		return nil, fmt.Errorf("-name must be a plain file name, not %q", o.name)
+	}
+	if len(o.argv) == 0 && o.maxIterations == 0 {
+		o.maxIterations = 20
+	}
+
+	cfg, err := loopbreaker.Preset(*preset)
+	if err != nil {
+		return nil, err
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "failures":
+			cfg.MaxConsecutiveFailures = *failures
+		case "same-errors":
+			cfg.MaxSameErrorCount = *sameErrors
+		case "same-errors-in-a-row":
+			cfg.MaxSameErrorInARow = *inARow
+		case "no-progress":
+			cfg.NoProgressThreshold = *noProgress
+		case "output-decline":
+			cfg.OutputDeclinePercent = *outputDecline
+		case "cooldown":
+			cfg.Cooldown = *cooldown
+		case "calls-per-hour":
+			cfg.MaxCallsPerHour = *calls
+		}
+	})
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	o.cfg = cfg
+	return o, nil
+}
+
+// run is the whole program; it returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitDone
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "looprun:", err)
+		return exitUsage
+	}
+	r, err := newRunner(o, stdin, stdout)
+	if err != nil {
+		fmt.Fprintln(stderr, "looprun:", err)
+		return exitError
+	}
+	code := r.loop(ctx)
+	if err := r.save(); err != nil {
+		fmt.Fprintln(stderr, "looprun: saving the state:", err)
+		if code == exitDone {
+			code = exitError
+		}
+	}
+	r.summary(code)
+	return code
+}
+
+// runner is one loop of an agent under a breaker.
+type runner struct {
+	o           *options
+	cb          *loopbreaker.CircuitBreaker
+	state       *stateFile
+	agent       agent
+	out         io.Writer
+	in          *bufio.Reader
+	interactive bool
+
+	samples    map[string]string // fingerprint → the error's first line
+	lastOutput string            // outside git: the previous iteration's output
+	stopped    string            // why the loop stopped, for the summary
+	iterations int               // run by this process
+}
+
+func newRunner(o *options, stdin io.Reader, stdout io.Writer) (*runner, error) {
+	cb, err := loopbreaker.New(o.cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{o: o, cb: cb, out: stdout, in: bufio.NewReader(stdin), samples: map[string]string{}}
+	r.interactive = o.interactive == "yes" || o.interactive == "auto" && isTerminal(stdin)
+
+	if len(o.argv) == 0 {
+		r.agent = simulatedAgent{}
+	} else {
+		prompt, err := os.ReadFile(filepath.Join(o.dir, o.prompt))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		r.agent = &commandAgent{argv: o.argv, dir: o.dir, prompt: prompt, timeout: o.timeout}
+	}
+
+	r.state, err = openState(o.dir, o.name)
+	if err != nil {
+		return nil, err
+	}
+	if o.reset {
+		what, err := r.state.reset()
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintln(r.out, what)
+	} else if resumed, err := r.state.load(cb); err != nil {
+		return nil, err
+	} else if resumed {
+		s := cb.Stats()
+		fmt.Fprintf(r.out, "resuming %s: %d iterations so far, circuit %s\n", r.state.path(), s.Iterations, s.State)
+	}
+	return r, nil
+}
+
+// isTerminal reports whether in is a terminal (a character device).
+func isTerminal(in io.Reader) bool {
+	f, ok := in.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+func (r *runner) save() error { return r.state.save(r.cb) }
+
+// loop runs iterations until the breaker, the budget, a person, a signal
+// or the iteration limit stops it, and returns the exit code.
+func (r *runner) loop(ctx context.Context) int {
+	fmt.Fprintf(r.out, "looprun: %s in %s\n", r.agent.name(), r.o.dir)
+	fmt.Fprintf(r.out, "%5s  %-8s  %-9s  %-6s  %5s  %6s  %5s  %6s  %-8s  %s\n",
+		"iter", "time", "state", "result", "files", "consec", "total", "noprog", "error", "calls")
+	for {
+		if r.o.maxIterations > 0 && r.iterations >= r.o.maxIterations {
+			r.stopped = fmt.Sprintf("%d iterations run (-max-iterations)", r.iterations)
+			return exitLimit
+		}
+		d := r.cb.Check()
+		if d.Warning != "" {
+			fmt.Fprintln(r.out, "      warning:", d.Warning)
+		}
+		if !d.Allow {
+			if code, stop := r.refused(ctx, d); stop {
+				return code
+			}
+			continue
+		}
+		if code, stop := r.iterate(ctx, d); stop {
+			return code
+		}
+		if err := r.save(); err != nil {
+			r.stopped = "saving the state: " + err.Error()
+			return exitError
+		}
+	}
+}
+
+// iterate runs one iteration and records it.
+func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int, stop bool) {
+	var before treeState
+	inGit := false
+	if _, simulated := r.agent.(simulatedAgent); !simulated {
+		before, inGit = gitTree(r.o.dir)
+	}
+	started := time.Now()
+	r.iterations++
+	res, err := r.agent.run(ctx, r.cb.Stats().Iterations+1)
+	if errors.Is(err, context.Canceled) {
+		r.cb.Record(loopbreaker.Iteration{Err: err}) // neutral: nobody failed
+		r.stopped = "interrupted"
+		return exitInterrupted, true
+	}
+	if err != nil {
+		r.stopped = err.Error()
+		return exitError, true
+	}
+
+	it := loopbreaker.Iteration{
+		Err:      iterationError(res, r.o.timeout),
+		Done:     r.o.doneMarker != "" && strings.Contains(res.output, r.o.doneMarker),
+		Progress: &loopbreaker.Progress{OutputLength: len(res.output), FilesChanged: res.files},
+	}
+	switch {
+	case inGit:
+		after, _ := gitTree(r.o.dir)
+		it.Progress.FilesChanged = changedFiles(r.o.dir, before, after)
+	case len(r.o.argv) > 0:
+		// Outside a git repository nothing tells which files changed: new
+		// output counts as one change, the same output as none.
+		if res.output != r.lastOutput {
+			it.Progress.FilesChanged = 1
+		}
+		r.lastOutput = res.output
+	}
+	if r.o.plan != "" {
+		if done, remaining, err := planCounts(filepath.Join(r.o.dir, r.o.plan)); err == nil {
+			it.Plan = &loopbreaker.Plan{Done: done, Remaining: remaining}
+		}
+	}
+	r.cb.Record(it)
+
+	s := r.cb.Stats()
+	outcome, fp := "ok", "-"
+	if it.Err != nil {
+		outcome, fp = "FAIL", loopbreaker.Fingerprint(it.Err.Error())
+		if _, seen := r.samples[fp]; !seen {
+			r.samples[fp] = firstLine(it.Err.Error())
+		}
+	}
+	if d.Probe {
+		outcome += "*"
+	}
+	calls := "-"
+	if s.Budget.Limit > 0 {
+		calls = fmt.Sprintf("%d/%d", s.Budget.Used, s.Budget.Limit)
+	}
+	fmt.Fprintf(r.out, "%5d  %-8s  %-9s  %-6s  %5d  %6d  %5d  %6d  %-8s  %s  (%s)\n",
+		s.Iterations, started.Format(time.TimeOnly), s.State, outcome, it.Progress.FilesChanged,
+		s.ConsecutiveFailures, s.TotalFailures, s.ConsecutiveNoProgress, fp, calls, time.Since(started).Round(time.Millisecond))
+	return 0, false
+}
+
+// iterationError is the iteration's error: nil for a clean exit, else the
+// error ExtractError finds in the output, or the exit status.
+func iterationError(res result, timeout time.Duration) error {
+	if res.timedOut {
+		return fmt.Errorf("timed out after %s", timeout)
+	}
+	if res.exitCode == 0 {
+		return nil
+	}
+	if msg := loopbreaker.ExtractError(res.output); msg != "" {
+		return errors.New(msg)
+	}
+	return fmt.Errorf("exit status %d", res.exitCode)
+}
+
+// refused handles a refused Check: done, budget, or an open circuit.
+func (r *runner) refused(ctx context.Context, d loopbreaker.Decision) (code int, stop bool) {
+	switch {
+	case d.Complete:
+		r.stopped = d.Reason.String()
+		return exitDone, true
+	case d.Reason.Kind == loopbreaker.ReasonCallBudget:
+		if !r.o.wait {
+			r.stopped = fmt.Sprintf("%s; next call in %s", d.Reason, d.RetryAfter.Round(time.Second))
+			return exitBudget, true
+		}
+		fmt.Fprintf(r.out, "      %s; waiting %s\n", d.Reason, d.RetryAfter.Round(time.Second))
+		return r.sleep(ctx, d.RetryAfter)
+	}
+
+	if d.State == loopbreaker.HalfOpen {
+		// The probe is in flight: wait for its outcome.
+		return r.sleep(ctx, time.Second)
+	}
+	fmt.Fprintf(r.out, "      circuit %s: %s", d.State, d.Reason)
+	if d.RetryAfter > 0 {
+		fmt.Fprintf(r.out, "; probe in %s", d.RetryAfter.Round(time.Second))
+	}
+	fmt.Fprintln(r.out)
+	if r.interactive {
+		return r.ask(ctx, d)
+	}
+	if r.o.wait && d.RetryAfter > 0 {
+		return r.sleep(ctx, d.RetryAfter)
+	}
+	r.stopped = d.Reason.String()
+	return exitTripped, true
+}
+
+// ask offers seed 004's choices to the person at the terminal.
+func (r *runner) ask(ctx context.Context, d loopbreaker.Decision) (code int, stop bool) {
+	for {
+		fmt.Fprint(r.out, "      [r]esume, [s]kip, [w]ait for the probe, [a]bort? ")
+		line, err := r.in.ReadString('\n')
+		answer := strings.ToLower(strings.TrimSpace(line))
+		switch {
+		case answer == "r" || answer == "resume":
+			r.cb.Resume()
+			fmt.Fprintln(r.out, "      resumed: counters reset, circuit closed")
+			return 0, false
+		case answer == "s" || answer == "skip":
+			r.cb.Skip()
+			fmt.Fprintln(r.out, "      skipped: the stuck task is left behind, circuit closed")
+			return 0, false
+		case answer == "w" || answer == "wait":
+			if d.RetryAfter <= 0 {
+				fmt.Fprintln(r.out, "      no cooldown ends this; resume, skip or abort")
+				continue
+			}
+			return r.sleep(ctx, d.RetryAfter)
+		case answer == "a" || answer == "abort" || err != nil:
+			r.cb.Abort()
+			r.stopped = "aborted: " + d.Reason.String()
+			return exitAborted, true
+		}
+	}
+}
+
+// sleep waits d or until ctx is done.
+func (r *runner) sleep(ctx context.Context, d time.Duration) (code int, stop bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return 0, false
+	case <-ctx.Done():
+		r.stopped = "interrupted"
+		return exitInterrupted, true
+	}
+}
+
+// summary prints how the loop ended and what it saw.
+func (r *runner) summary(code int) {
+	s := r.cb.Stats()
+	fmt.Fprintln(r.out)
+	fmt.Fprintf(r.out, "stopped: %s (exit %d)\n", r.stopped, code)
+	fmt.Fprintf(r.out, "iterations: %d in this run, %d in all (%d neutral); failures: %d; circuit opened %d times; state %s\n",
+		r.iterations, s.Iterations, s.NeutralIterations, s.TotalFailures, s.Opens, s.State)
+	if s.Budget.Limit > 0 {
+		fmt.Fprintf(r.out, "calls: %d of %d in the last hour\n", s.Budget.Used, s.Budget.Limit)
+	}
+	fmt.Fprintf(r.out, "state saved in %s\n", r.state.path())
+	if code == exitTripped && s.RetryAfter > 0 {
+		fmt.Fprintf(r.out, "the circuit is open: run again after %s for the probe, with -wait to wait here, or with -reset to start afresh\n",
+			s.RetryAfter.Round(time.Second))
+	}
+	if len(s.ErrorCounts) == 0 {
+		return
+	}
+	fps := make([]string, 0, len(s.ErrorCounts))
+	for fp := range s.ErrorCounts {
+		fps = append(fps, fp)
+	}
+	sort.Slice(fps, func(i, j int) bool {
+		a, b := s.ErrorCounts[fps[i]], s.ErrorCounts[fps[j]]
+		return a > b || a == b && fps[i] < fps[j]
+	})
+	fmt.Fprintf(r.out, "\n%-8s  %5s  %s\n", "error", "seen", "first seen as")
+	for _, fp := range fps {
+		sample := r.samples[fp]
+		if sample == "" {
+			sample = "(before this run)"
+		}
+		fmt.Fprintf(r.out, "%-8s  %5d  %s\n", fp, s.ErrorCounts[fp], sample)
+	}
+}
+
+// firstLine returns the first line of s, at most 100 bytes of it.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 100 {
+		s = s[:100] + "..."
+	}
+	return s
+}

@@ -1,0 +1,307 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// looprunBin is the runner, built once for the end-to-end tests.
+var looprunBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "looprun-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	looprunBin = filepath.Join(dir, "looprun")
+	build := exec.Command("go", "build", "-o", looprunBin, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building looprun:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// repo is a temporary git repository with a script in it, and a counter
+// outside it that the script uses to tell its iterations apart.
+type repo struct {
+	dir     string
+	counter string
+}
+
+func newRepo(t *testing.T, script string) *repo {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed") // .ci/run installs it
+	}
+	r := &repo{dir: t.TempDir(), counter: filepath.Join(t.TempDir(), "n")}
+	r.git(t, "init", "-q")
+	r.git(t, "config", "user.email", "looprun@example.com")
+	r.git(t, "config", "user.name", "looprun test")
+	require.NoError(t, os.WriteFile(filepath.Join(r.dir, "README.md"), []byte("# project\n"), 0o644))
+	full := "#!/bin/sh\nn=$(cat \"$COUNTER\" 2>/dev/null || echo 0)\nn=$((n+1))\necho $n > \"$COUNTER\"\n" + script
+	require.NoError(t, os.WriteFile(filepath.Join(r.dir, "agent.sh"), []byte(full), 0o755))
+	r.git(t, "add", ".")
+	r.git(t, "commit", "-qm", "start")
+	return r
+}
+
+func (r *repo) git(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = r.dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+}
+
+// runs returns how many times the script ran.
+func (r *repo) runs(t *testing.T) int {
+	t.Helper()
+	data, err := os.ReadFile(r.counter)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0
+	}
+	require.NoError(t, err)
+	var n int
+	_, err = fmt.Sscan(string(data), &n)
+	require.NoError(t, err)
+	return n
+}
+
+// looprun runs the runner on the repository's script with flags, feeding
+// it stdin, and returns its output and exit code.
+func (r *repo) looprun(t *testing.T, stdin string, flags ...string) (string, int) {
+	t.Helper()
+	args := append([]string{"-dir", r.dir}, flags...)
+	args = append(args, "--", "./agent.sh")
+	return runBin(t, r.dir, r.counter, stdin, args...)
+}
+
+func runBin(t *testing.T, dir, counter, stdin string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(looprunBin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "COUNTER="+counter)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.Fatalf("running looprun: %v", err)
+	}
+	return out.String(), cmd.ProcessState.ExitCode()
+}
+
+// A script that fails the same way every time, at another line each time:
+// the breaker trips on the same error, and without a terminal looprun
+// stops with exit code 3.
+func TestSameErrorEveryTimeTrips(t *testing.T) {
+	r := newRepo(t, `echo "working on iteration $n"
+echo "./main.go:$((10+n)):7: undefined: loadUser" >&2
+exit 1
+`)
+	out, code := r.looprun(t, "", "-failures", "10", "-no-progress", "-1", "-interactive", "no")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "Same error repeated 5 times (threshold: 5)")
+	assert.Equal(t, 5, r.runs(t))
+	assert.Contains(t, out, "undefined: loadUser", "the fingerprint table names the error")
+	assert.Regexp(t, `(?m)^[0-9a-f]{8}\s+5\s+`, out)
+}
+
+// A script that changes files twice and then nothing: the no-progress
+// signal gives its one more chance, then stops the loop.
+func TestChangesThenStallStopsOnNoProgress(t *testing.T) {
+	r := newRepo(t, `if [ $n -le 2 ]; then echo "step $n" > "work_$n.txt"; fi
+echo "iteration $n done"
+`)
+	out, code := r.looprun(t, "", "-interactive", "no")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "No progress in 3 consecutive iterations (threshold: 3)")
+	assert.Equal(t, 5, r.runs(t), "two with changes, three without")
+	assert.Contains(t, out, "HALF_OPEN", "the one more chance is shown")
+}
+
+// A script that prints the done signal: two in a row complete the loop.
+func TestDoneSignalCompletes(t *testing.T) {
+	r := newRepo(t, `echo "step $n" > "work_$n.txt"
+if [ $n -ge 2 ]; then echo "all tasks finished"; echo "EXIT_SIGNAL: true"; fi
+`)
+	out, code := r.looprun(t, "", "-interactive", "no")
+	assert.Equal(t, exitDone, code, out)
+	assert.Contains(t, out, "Complete: the agent reported done 2 times in a row (threshold: 2)")
+	assert.Equal(t, 3, r.runs(t))
+}
+
+// A plan whose last task gets checked off completes the loop.
+func TestFinishedPlanCompletes(t *testing.T) {
+	r := newRepo(t, `if [ $n -ge 2 ]; then printf -- '- [x] login\n- [x] logout\n' > fix_plan.md; else printf -- '- [x] login\n- [ ] logout\n' > fix_plan.md; fi
+`)
+	out, code := r.looprun(t, "", "-plan", "fix_plan.md", "-interactive", "no")
+	assert.Equal(t, exitDone, code, out)
+	assert.Contains(t, out, "Complete: all 2 tasks of the plan are done")
+}
+
+// Stopped during the cooldown and started again, looprun remembers: it
+// refuses at once, without running the script, until -reset.
+func TestRestartDuringCooldownResumesIt(t *testing.T) {
+	r := newRepo(t, `echo "fatal: could not read Username for 'https://github.com'" >&2
+exit 128
+`)
+	out, code := r.looprun(t, "", "-cooldown", "1h", "-interactive", "no")
+	require.Equal(t, exitTripped, code, out)
+	require.Equal(t, 3, r.runs(t))
+
+	out, code = r.looprun(t, "", "-interactive", "no")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "resuming")
+	assert.Contains(t, out, "3 consecutive failures (threshold: 3)")
+	assert.Regexp(t, `probe in 59m\d+s|probe in 1h0m0s`, out, "the hour-long cooldown goes on")
+	assert.Equal(t, 3, r.runs(t), "the script did not run again")
+
+	out, code = r.looprun(t, "", "-reset", "-interactive", "no")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "reset")
+	assert.Equal(t, 6, r.runs(t), "a fresh breaker runs it three more times")
+}
+
+// Without a terminal looprun aborts on a trip with its own exit code; at a
+// terminal a person chooses: abort, or resume and go on.
+func TestTripAsksThePersonAtTheTerminal(t *testing.T) {
+	script := `echo "Error: Cannot find module 'left-pad'" >&2
+exit 1
+`
+	r := newRepo(t, script)
+	out, code := r.looprun(t, "a\n", "-interactive", "yes")
+	assert.Equal(t, exitAborted, code, out)
+	assert.Contains(t, out, "[r]esume, [s]kip, [w]ait for the probe, [a]bort?")
+	assert.Equal(t, 3, r.runs(t))
+
+	r = newRepo(t, script)
+	out, code = r.looprun(t, "r\n", "-interactive", "yes")
+	assert.Equal(t, exitAborted, code, "resumed, tripped again, and the input ended: "+out)
+	assert.Contains(t, out, "resumed")
+	assert.Equal(t, 6, r.runs(t))
+}
+
+// Ctrl+C while the agent runs: the runner stops it, records a neutral
+// iteration, saves the state and exits 130.
+func TestInterruptStopsCleanlyAndSaves(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "started")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	r := newRepo(t, `echo started > "$FIFO"
+sleep 60
+`)
+	cmd := exec.Command(looprunBin, "-dir", r.dir, "-interactive", "no", "--", "./agent.sh")
+	cmd.Env = append(os.Environ(), "COUNTER="+r.counter, "FIFO="+fifo)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+
+	f, err := os.Open(fifo) // blocks until the script opens it to write
+	require.NoError(t, err)
+	line, err := bufio.NewReader(f).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "started\n", line)
+	f.Close()
+
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	err = cmd.Wait()
+	var exitErr *exec.ExitError
+	require.True(t, err == nil || errors.As(err, &exitErr))
+	assert.Equal(t, exitInterrupted, cmd.ProcessState.ExitCode(), out.String())
+	assert.Contains(t, out.String(), "stopped: interrupted")
+	assert.Contains(t, out.String(), "(1 neutral)")
+	_, err = os.Stat(filepath.Join(r.dir, stateDirName, "loop.json"))
+	assert.NoError(t, err, "the state was saved")
+}
+
+// On a fresh machine, without a command: the simulated agent runs, trips,
+// and the state is kept in .loopbreaker/.
+func TestSimulatedAgentOnAFreshMachine(t *testing.T) {
+	dir := t.TempDir()
+	out, code := runBin(t, dir, "", "", "-interactive", "no")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "the simulated agent")
+	assert.Contains(t, out, "3 consecutive failures (threshold: 3)")
+	assert.Contains(t, out, "--- FAIL: TestSessionExpiry")
+	_, err := os.Stat(filepath.Join(dir, stateDirName, "simulated.json"))
+	assert.NoError(t, err)
+}
+
+func TestBadFlagsAreUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"-preset", "yolo"},
+		{"-timeout", "0s"},
+		{"-interactive", "maybe"},
+		{"-cooldown", "-1s"},
+		{"-name", "../elsewhere"},
+	} {
+		out, code := runBin(t, dir, "", "", args...)
+		assert.Equal(t, exitUsage, code, "%v: %s", args, out)
+	}
+}
+
+// Outside a git repository, new output counts as a change and the same
+// output as none.
+func TestOutsideGitOutputIsTheMeasure(t *testing.T) {
+	dir := t.TempDir()
+	counter := filepath.Join(t.TempDir(), "n")
+	script := "#!/bin/sh\nn=$(cat \"$COUNTER\" 2>/dev/null || echo 0)\nn=$((n+1))\necho $n > \"$COUNTER\"\n" +
+		"if [ $n -le 2 ]; then echo \"new output $n\"; else echo \"same output\"; fi\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "agent.sh"), []byte(script), 0o755))
+	out, code := runBin(t, dir, counter, "", "-dir", dir, "-interactive", "no", "--", "./agent.sh")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "No progress in 3 consecutive iterations")
+}
+
+func TestPlanCounts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fix_plan.md")
+	require.NoError(t, os.WriteFile(path, []byte("# plan\n- [x] one\n  - [ ] two\n* [X] three\n- four\n- [ ] five\n"), 0o644))
+	done, remaining, err := planCounts(path)
+	require.NoError(t, err)
+	assert.Equal(t, 2, done)
+	assert.Equal(t, 2, remaining)
+}
+
+// A state file that cannot be read is never replaced by a fresh breaker:
+// looprun refuses to run, keeps the file, and -reset moves it aside.
+func TestCorruptStateIsRefusedUntilReset(t *testing.T) {
+	r := newRepo(t, "echo ok\n")
+	require.NoError(t, os.MkdirAll(filepath.Join(r.dir, stateDirName), 0o755))
+	state := filepath.Join(r.dir, stateDirName, "loop.json")
+	require.NoError(t, os.WriteFile(state, []byte(`{"version":1,"state":"OP`), 0o600))
+
+	out, code := r.looprun(t, "", "-interactive", "no")
+	assert.Equal(t, exitError, code, out)
+	assert.Contains(t, out, "corrupt state")
+	assert.Contains(t, out, "-reset")
+	assert.Equal(t, 0, r.runs(t))
+	kept, err := os.ReadFile(state)
+	require.NoError(t, err)
+	assert.Equal(t, `{"version":1,"state":"OP`, string(kept), "the file is kept as it was")
+
+	out, code = r.looprun(t, "", "-reset", "-interactive", "no", "-max-iterations", "2")
+	assert.Equal(t, exitLimit, code, out)
+	assert.Contains(t, out, "corrupt state moved aside to")
+	aside, err := filepath.Glob(state + ".corrupt-*")
+	require.NoError(t, err)
+	assert.Len(t, aside, 1)
+	assert.Equal(t, 2, r.runs(t))
+}
