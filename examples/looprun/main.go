@@ -102,6 +102,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	inARow := fs.Int("same-errors-in-a-row", 0, "the same error this many times in a row opens the circuit (0: preset's)")
 	noProgress := fs.Int("no-progress", 0, "iterations without progress that open the circuit (negative: off)")
 	outputDecline := fs.Int("output-decline", 0, "output decline in percent that opens the circuit (negative: off)")
+	doneSignals := fs.Int("done-signals", 0, "done signals in a row that complete the loop (0: preset's; negative: off)")
 	cooldown := fs.Duration("cooldown", 0, "how long the circuit stays open before one probe (0: preset's)")
 	calls := fs.Int("calls-per-hour", 0, "call budget per rolling hour, one call per iteration (0: preset's; negative: none)")
 	fs.IntVar(&o.maxIterations, "max-iterations", 0, "stop after this many iterations (0: no limit; the simulated agent: 20)")
@@ -156,6 +157,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 			cfg.NoProgressThreshold = *noProgress
 		case "output-decline":
 			cfg.OutputDeclinePercent = *outputDecline
+		case "done-signals":
+			cfg.DoneSignalThreshold = *doneSignals
 		case "cooldown":
 			cfg.Cooldown = *cooldown
 		case "calls-per-hour":

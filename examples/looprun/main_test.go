@@ -305,3 +305,14 @@ func TestCorruptStateIsRefusedUntilReset(t *testing.T) {
 	assert.Len(t, aside, 1)
 	assert.Equal(t, 2, r.runs(t))
 }
+
+// A flag given on the command line beats the preset: one done signal is
+// enough here.
+func TestFlagsBeatThePreset(t *testing.T) {
+	r := newRepo(t, "echo \"step $n\" > work.txt\necho 'EXIT_SIGNAL: true'\n")
+	out, code := r.looprun(t, "", "-preset", "autonomous", "-done-signals", "1", "-interactive", "no")
+	assert.Equal(t, exitDone, code, out)
+	assert.Contains(t, out, "Complete: the agent reported done 1 times in a row (threshold: 1)")
+	assert.Contains(t, out, "calls: 1 of 100 in the last hour", "the autonomous preset's budget is on")
+	assert.Equal(t, 1, r.runs(t))
+}
