@@ -63,7 +63,7 @@ python_causes() {
 			{ echo 'import sys'; pad $((v * 2)); echo 'def load(users):'; echo "    return users['$key']"; echo 'def main():'; echo '    return load({"z": 1})'; echo 'main()'; } >"$d/app.py"
 			capture "python-keyerror-$key" "$v" "$d" python3 app.py
 		done
-		for mod in requests yaml_loader; do
+		for mod in flask_login yaml_loader; do
 			{ pad $v; echo "import $mod"; } >"$d/app.py"
 			capture "python-modulenotfound-$mod" "$v" "$d" python3 app.py
 		done
@@ -90,6 +90,51 @@ node_causes() {
 		done
 		{ pad $((v * 3)); echo 'async function migrate() { throw new Error("migration 0042 failed: column email exists"); }'; echo 'migrate();'; } >"$d/app.js"
 		capture node-unhandled-rejection "$v" "$d" "${env[@]}" node app.js
+		rm -rf "$d"
+	done
+}
+
+pytest_causes() {
+	# Debian's python3-pytest (PyPI may be out of reach): apt-get install python3-pytest
+	local py=
+	for p in python3 /usr/bin/python3; do
+		if "$p" -m pytest --version >/dev/null 2>&1; then py=$p; break; fi
+	done
+	[ -n "$py" ] || { echo "skip: pytest not installed" >&2; return 0; }
+	local v d col
+	for ((v = 0; v < variants; v++)); do
+		d=$(mktemp -d)
+		col=no
+		colour "$v" && col=yes
+		{ echo 'def total(xs):'; echo '    return sum(xs)'; pad $((v * 2)); echo 'def test_total():'; echo '    assert total([1, 2]) == 4'; } >"$d/test_app.py"
+		capture pytest-assert-total "$v" "$d" "$py" -m pytest -p no:cacheprovider --color="$col" test_app.py
+		{ echo 'def count(xs):'; echo '    return len(xs)'; pad $((v * 2)); echo 'def test_count():'; echo '    assert count([1, 2]) == 3'; } >"$d/test_app.py"
+		capture pytest-assert-count "$v" "$d" "$py" -m pytest -p no:cacheprovider --color="$col" test_app.py
+		{ pad $v; echo 'def test_login(db):'; echo '    assert db.users'; } >"$d/test_app.py"
+		capture pytest-fixture-not-found "$v" "$d" "$py" -m pytest -p no:cacheprovider --color="$col" test_app.py
+		rm -rf "$d"
+	done
+}
+
+typescript_causes() {
+	have npm || return 0
+	# TypeScript from the npm registry, installed once outside the repo.
+	local ts=${TSC_DIR:-$HOME/.cache/loopbreaker-capture/typescript}
+	if [ ! -x "$ts/node_modules/.bin/tsc" ]; then
+		mkdir -p "$ts" && npm install --prefix "$ts" --silent --no-audit --no-fund typescript@5 >/dev/null 2>&1 ||
+			{ echo "skip: typescript could not be installed" >&2; return 0; }
+	fi
+	local tsc=$ts/node_modules/.bin/tsc v d pretty
+	for ((v = 0; v < variants; v++)); do
+		d=$(mktemp -d)
+		pretty=false
+		colour "$v" && pretty=true
+		for name in loadUser loadUsers; do
+			{ echo 'export {};'; pad $((v * 2)); echo "const user = $name(1);"; echo 'console.log(user);'; } >"$d/app.ts"
+			capture "ts-cannot-find-name-$name" "$v" "$d" "$tsc" --noEmit --pretty "$pretty" app.ts
+		done
+		{ echo 'export {};'; pad $v; echo 'const count: number = "five";'; echo 'console.log(count);'; } >"$d/app.ts"
+		capture ts-type-mismatch "$v" "$d" "$tsc" --noEmit --pretty "$pretty" app.ts
 		rm -rf "$d"
 	done
 }
@@ -177,11 +222,11 @@ shell_causes() {
 	done
 }
 
-go_causes
-python_causes
-node_causes
-java_causes
-rust_causes
-c_causes
-shell_causes
+# capture.sh [GROUP...]: only those groups (go python pytest node typescript
+# java rust c shell); all of them without arguments.
+groups=("$@")
+((${#groups[@]})) || groups=(go python pytest node typescript java rust c shell)
+for g in "${groups[@]}"; do
+	"${g}_causes"
+done
 echo "corpus: $(find "$here" -name 'v*.txt' | wc -l) outputs in $(find "$here" -mindepth 1 -maxdepth 1 -type d | wc -l) causes"
