@@ -78,7 +78,11 @@ func frameLineEnd(s string, i int) int {
 			return eol
 		}
 	}
-	// A Go call line is a frame when its indented file line follows.
+	// A Go call line is a frame when its indented file line follows. Most
+	// lines fail on their first word, before their end is looked for.
+	if !mayBeGoCall(s, i) {
+		return -1
+	}
 	if eol < 0 {
 		eol = lineEnd(s, i)
 	}
@@ -219,3 +223,84 @@ func digitsPrefix(s string) int {
 }
 
 func isDigits(s string) bool { return s != "" && digitsPrefix(s) == len(s) }
+
+// droppedLinesEnd returns the end of the lines at s[i] (the first byte of
+// a line after its indentation) that Normalize drops, or -1: a compiler's
+// source excerpt, "12 const user = loadUser(1);" followed by a line that
+// only underlines it with ~ or ^, as tsc prints with --pretty; and its
+// summary, "Found 2 errors in app.ts:12" or "Found 3 errors in 2 files.".
+func droppedLinesEnd(s string, i int) int {
+	switch c := s[i]; {
+	case c >= '0' && c <= '9':
+		k := i + digitsPrefix(s[i:])
+		if k < len(s) && s[k] == 0x1b {
+			k = escapeEnd(s, k)
+		}
+		if k >= len(s) || s[k] != ' ' {
+			return -1
+		}
+		eol := lineEnd(s, k)
+		if eol >= len(s) {
+			return -1
+		}
+		next := skipSpaceAndEscapes(s, eol+1)
+		if next >= len(s) || s[next] != '~' && s[next] != '^' || strings.IndexByte(s[eol+1:next], '\n') >= 0 {
+			return -1
+		}
+		end := lineEnd(s, next)
+		if !isUnderline(s[next:end]) {
+			return -1
+		}
+		return end
+	case c == 'F':
+		rest, ok := strings.CutPrefix(s[i:], "Found ")
+		if !ok {
+			return -1
+		}
+		n := digitsPrefix(rest)
+		if n == 0 || !strings.HasPrefix(rest[n:], " error") {
+			return -1
+		}
+		return lineEnd(s, i)
+	}
+	return -1
+}
+
+// isUnderline reports whether line holds only ~, ^, blanks and ANSI
+// colour.
+func isUnderline(line string) bool {
+	for k := 0; k < len(line); {
+		switch line[k] {
+		case '~', '^', ' ', '\t', '\r':
+			k++
+		case 0x1b:
+			k = escapeEnd(line, k)
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// mayBeGoCall reports whether the line at s[i] starts like a Go call,
+// "main.(*Server).handle(" or "runtime.gopanic(": a first word that starts
+// with a letter, holds a dot, and runs into an opening parenthesis. It
+// stops at the first byte no Go call's first word has.
+func mayBeGoCall(s string, i int) bool {
+	if i >= len(s) || (s[i]|0x20) < 'a' || (s[i]|0x20) > 'z' {
+		return false
+	}
+	dot := false
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '.':
+			dot = true
+		case c == '(':
+			return dot
+		case c == '/' || c == '*' || isPathByte(c):
+		default:
+			return false
+		}
+	}
+	return false
+}

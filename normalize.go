@@ -43,7 +43,11 @@ const maxNormalizedBytes = MaxNormalizedRunes * utf8.UTFMax
 //     one space;
 //   - an absolute path keeps only its last element; a bare temporary
 //     directory (/tmp/tmp.Xy12) becomes TMP;
-//   - a number with a time unit (1500ms, 0.03s, 1m2.5s) becomes DURATION.
+//   - a number with a time unit (1500ms, 0.03s, 1m2.5s) becomes DURATION;
+//   - a compiler's source excerpt with its ~~~ underline, and its "Found 2
+//     errors" summary, are dropped, and the location file(12,5): is written
+//     as file:N:N - , so that tsc (and MSBuild-style tools) with pretty
+//     output on and off give one text.
 //
 // Any input is accepted: invalid UTF-8 becomes U+FFFD, so the result is
 // always valid UTF-8. Normalize reads its input once, front to back; it
@@ -141,6 +145,16 @@ const (
 	classMulti         // the first byte of a multi-byte (or invalid) sequence
 )
 
+// afterNumber marks the bytes that, right after a digit run, may make it
+// more than a plain number: a time unit (DURATION), a fraction, an x (a
+// hex value inside the run), the start of µ, a digit (a run cut short).
+var afterNumber = func() (t [256]bool) {
+	for _, c := range []byte("nuµmshxX.0123456789") {
+		t[c] = true
+	}
+	return t
+}()
+
 var byteClass, lowerTable = func() (class, lower [256]byte) {
 	for c := 0; c < 256; c++ {
 		lower[c] = byte(c)
@@ -192,6 +206,12 @@ func (w *normWriter) normalize(s string) {
 				i = end
 				continue
 			}
+			if end := droppedLinesEnd(s, i); end > i {
+				// The line break before them is written already.
+				i = skipSpaceAndEscapes(s, end)
+				lineStart = true
+				continue
+			}
 		}
 		switch byteClass[s[i]] {
 		case classPlain:
@@ -200,32 +220,54 @@ func (w *normWriter) normalize(s string) {
 			// slash inside a relative path, which the rules would copy as
 			// they are.
 			end := min(len(s), i+MaxNormalizedRunes-w.runes)
-			j := i
+			// The output goes through locals: the compiler cannot keep
+			// w.n in a register across the stores into w.buf.
+			out := w.buf[w.n : w.n+end-i]
+			j, k := i, 0
 		run:
 			for j < end {
 				c := s[j]
-				switch byteClass[c] {
-				case classPlain:
-				case classA:
-					if !isWordRune(rune(s[j-1])) {
+				if class := byteClass[c]; class != classPlain {
+					switch class {
+					case classA:
+						// Only "at" can start a stack frame.
+						if !isWordRune(rune(s[j-1])) && j+1 < len(s) && s[j+1]|0x20 == 't' {
+							break run
+						}
+					case classDigit:
+						// A number no other rule can claim is N, written
+						// here without leaving the run: not 0x..., not
+						// followed by a unit, a fraction, an x or the comma
+						// of a file(line,column) location.
+						d := j + 1
+						for d < len(s) && s[d] >= '0' && s[d] <= '9' {
+							d++
+						}
+						if c == '0' || d < len(s) && afterNumber[s[d]] || s[j-1] == '(' {
+							break run
+						}
+						out[k] = 'N'
+						k++
+						j = d
+						continue
+					case classSpace:
+						if c != ' ' || j+1 >= len(s) || byteClass[s[j+1]] == classSpace || s[j+1] == 0x1b {
+							break run
+						}
+					case classSlash:
+						if !isPathByte(s[j-1]) || j+1 >= len(s) || s[j+1] == '/' {
+							break run
+						}
+					default:
 						break run
 					}
-				case classSpace:
-					if c != ' ' || j+1 >= len(s) || byteClass[s[j+1]] == classSpace || s[j+1] == 0x1b {
-						break run
-					}
-				case classSlash:
-					if !isPathByte(s[j-1]) || j+1 >= len(s) || s[j+1] == '/' {
-						break run
-					}
-				default:
-					break run
 				}
-				w.buf[w.n] = lowerTable[c]
-				w.n++
+				out[k] = lowerTable[c]
+				k++
 				j++
 			}
-			w.runes += j - i
+			w.n += k
+			w.runes += k
 			i = j
 		case classDigit:
 			i = w.number(s, i)
@@ -285,8 +327,48 @@ func (w *normWriter) number(s string, i int) int {
 		w.putPlaceholder("DURATION")
 		return end
 	}
+	end := digitsEnd(s, i)
+	if w.n > 1 && w.buf[w.n-1] == '(' && w.endsWithFileName(w.n-1) {
+		if after := parenLocationEnd(s, end); after > end {
+			// file(12,5): is written file:N:N - , as the same compiler
+			// writes it with its pretty output on.
+			w.n--
+			w.runes--
+			w.putASCII(':')
+			w.putPlaceholder("N")
+			w.putASCII(':')
+			w.putPlaceholder("N")
+			for _, c := range []byte(" - ") {
+				w.putASCII(c)
+			}
+			return after
+		}
+	}
 	w.putPlaceholder("N")
-	return digitsEnd(s, i)
+	return end
+}
+
+// endsWithFileName reports whether the output before index end ends in a
+// file name with an extension ("app.ts", "program.cs").
+func (w *normWriter) endsWithFileName(end int) bool {
+	k := end - 1
+	for k >= 0 && w.buf[k] != '.' && isPathByte(w.buf[k]) {
+		k--
+	}
+	return k > 0 && k < end-1 && w.buf[k] == '.' && isPathByte(w.buf[k-1])
+}
+
+// parenLocationEnd returns the index after ",column): " when s[j:] holds
+// it (the line was read up to "file(line"), or j.
+func parenLocationEnd(s string, j int) int {
+	if j >= len(s) || s[j] != ',' {
+		return j
+	}
+	k := digitsEnd(s, j+1)
+	if k == j+1 || k+2 >= len(s) || s[k] != ')' || s[k+1] != ':' || s[k+2] != ' ' {
+		return j
+	}
+	return k + 3
 }
 
 // path handles the slash at s[i]. An absolute path (a slash that does not
