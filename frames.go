@@ -290,17 +290,18 @@ func mayBeGoCall(s string, i int) bool {
 	if i >= len(s) || (s[i]|0x20) < 'a' || (s[i]|0x20) > 'z' {
 		return false
 	}
-	dot := false
-	for ; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '.':
-			dot = true
-		case c == '(':
-			return dot
-		case c == '/' || c == '*' || isPathByte(c):
-		default:
-			return false
-		}
+	j := i
+	for j < len(s) && goCallWordByte[s[j]] {
+		j++
 	}
-	return false
+	return j < len(s) && s[j] == '(' && strings.IndexByte(s[i:j], '.') >= 0
 }
+
+// goCallWordByte marks the bytes of a Go call's first word before its
+// parenthesis: a package path, a dot, a receiver's "(*T)" star.
+var goCallWordByte = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = isPathByte(byte(c)) || c == '/' || c == '*'
+	}
+	return t
+}()

@@ -559,7 +559,7 @@ func hexEnd(s string, i int) int {
 func digitsEnd(s string, i int) int {
 	j := i + 1
 	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-		if hexEnd(s, j) > j {
+		if s[j] == '0' && hexEnd(s, j) > j {
 			break
 		}
 		j++
