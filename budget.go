@@ -81,7 +81,9 @@ func (cb *callBudget) add(calls int, now time.Time) {
 	cb.used += calls
 	if last := len(cb.entries) - 1; last >= cb.head && (len(cb.entries)-cb.head >= maxCallEntries || !now.After(cb.entries[last].at)) {
 		cb.entries[last].calls += calls
-		cb.entries[last].at = now
+		if now.After(cb.entries[last].at) {
+			cb.entries[last].at = now
+		}
 		return
 	}
 	cb.entries = append(cb.entries, callEntry{at: now, calls: calls})

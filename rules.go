@@ -171,7 +171,7 @@ var rules = [...]rule{
 				return pass
 			case n >= limit:
 				return trip
-			case n == limit-1:
+			case n > 0 && n == limit-1:
 				return watch
 			}
 			return pass
