@@ -87,8 +87,9 @@ type Snapshot struct {
 	Completion CompletionSnapshot `json:"completion"`
 
 	// Calls are the calls of the call budget's rolling hour, oldest first.
-	// They are kept even by a breaker without a budget, which records
-	// none. Calls that left the window are not written.
+	// A breaker with a budget does not write the calls that left the
+	// window; one without a budget records none, but keeps (and writes
+	// back) the calls it was restored with.
 	Calls []CallsAt `json:"calls"`
 
 	// History is the transition history, oldest first, at most
