@@ -27,14 +27,19 @@ func (b *CircuitBreaker) Skip() { b.manualClose(CauseSkip) }
 
 // Abort stops the loop for good (seed 004's "Abort"): the circuit opens,
 // or stays open, with a reason of kind ReasonAborted whose Message is the
-// reason the circuit had before (empty if it was closed). No cooldown ends
+// reason the circuit had before (the completion reason for a complete
+// loop, empty if it was closed). No cooldown ends
 // an aborted circuit: Check refuses every iteration, with a zero
 // RetryAfter, until a person calls Resume, Skip or Reset. A snapshot keeps
 // the circuit aborted across restarts. Counters are kept, as evidence.
 func (b *CircuitBreaker) Abort() {
 	b.mu.Lock()
 	defer b.unlock()
-	b.hold(Reason{Kind: ReasonAborted, Message: b.reason.String()}, b.cfg.Now(), CauseAbort)
+	before := b.reason
+	if b.completion.complete.Kind != ReasonNone {
+		before = b.completion.complete
+	}
+	b.hold(Reason{Kind: ReasonAborted, Message: before.String()}, b.cfg.Now(), CauseAbort)
 }
 
 // ForceOpen opens the circuit, or keeps it open, with a reason of kind
@@ -43,7 +48,9 @@ func (b *CircuitBreaker) Abort() {
 // host saw trouble the signals cannot. No cooldown ends a forced circuit:
 // Check refuses every iteration, with a zero RetryAfter, until Resume, Skip
 // or Reset. An open circuit keeps its opening time; another state counts a
-// new open in Stats.Opens.
+// new open in Stats.Opens. On a complete loop, Abort and ForceOpen end the
+// completion: Check reports the held reason, and after Resume or Skip the
+// loop runs again.
 func (b *CircuitBreaker) ForceOpen(reason string) {
 	b.mu.Lock()
 	defer b.unlock()

@@ -124,3 +124,44 @@ func TestManualControlsReachOnStateChange(t *testing.T) {
 		"OPEN -> CLOSED (resume) at iteration 0",
 	}, seen)
 }
+
+// A person aborts a loop that has just completed (two done signals): the
+// circuit is held open with the completion as the aborted reason, the
+// snapshot of that state is valid, so it can be saved, and after Resume
+// the loop runs again.
+func TestAbortOnACompleteLoopHoldsItOpenAndSaves(t *testing.T) {
+	for _, control := range []struct {
+		name string
+		do   func(*CircuitBreaker)
+		kind ReasonKind
+		msg  string
+	}{
+		{"abort", (*CircuitBreaker).Abort, ReasonAborted, "Complete: the agent reported done 2 times in a row (threshold: 2)"},
+		{"force open", func(b *CircuitBreaker) { b.ForceOpen("checking the diff") }, ReasonForcedOpen, "checking the diff"},
+	} {
+		t.Run(control.name, func(t *testing.T) {
+			b, _ := newTestBreaker(t, Config{})
+			b.Record(Iteration{Done: true})
+			b.Record(Iteration{Done: true})
+			require.True(t, b.Check().Complete)
+
+			control.do(b)
+			d := b.Check()
+			assert.False(t, d.Allow)
+			assert.False(t, d.Complete, "held, not complete")
+			assert.Equal(t, Open, d.State)
+			assert.Equal(t, control.kind, d.Reason.Kind)
+			assert.Equal(t, control.msg, d.Reason.Message)
+			assert.Equal(t, Reason{}, b.Stats().Complete)
+
+			snap := b.Snapshot()
+			require.NoError(t, snap.Validate(), "the held state must be savable")
+			restored, _ := newTestBreaker(t, Config{})
+			require.NoError(t, restored.Restore(roundTrip(t, snap)))
+			assert.Equal(t, control.kind, restored.Check().Reason.Kind)
+
+			b.Resume()
+			assert.True(t, b.Check().Allow)
+		})
+	}
+}

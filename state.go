@@ -82,9 +82,12 @@ func (b *CircuitBreaker) trip(reason Reason, now time.Time) {
 // hold opens the circuit for a person or the host (ForceOpen, Abort, with
 // reason of kind ReasonForcedOpen or ReasonAborted): no cooldown ends it,
 // only Resume, Skip or Reset. A circuit already open keeps its opening
-// time and counts no new open.
+// time and counts no new open. A complete loop is complete no more: the
+// held reason is what Check reports from now on (the completion stays in
+// the history).
 func (b *CircuitBreaker) hold(reason Reason, now time.Time, cause Cause) {
 	from := b.state
+	b.completion.complete = Reason{}
 	if from != Open {
 		b.openedAt = now
 		b.opens++
