@@ -38,8 +38,14 @@ func (s State) String() string {
 // advance moves an open circuit to half-open once the cooldown has passed
 // since it opened. It is the only transition driven by time, and it happens
 // lazily, when a call reads the clock.
-// A circuit held open (ForceOpen, Abort) never advances.
+// A circuit held open (ForceOpen, Abort) never advances. A clock that
+// reads earlier than the opening (it was set back) starts the cooldown
+// again from now: the circuit stays open for a full cooldown, never for
+// the cooldown plus the step back.
 func (b *CircuitBreaker) advance(now time.Time) {
+	if b.state == Open && now.Before(b.openedAt) {
+		b.openedAt = now
+	}
 	if b.state == Open && !b.held() && !now.Before(b.openedAt.Add(b.cooldown)) {
 		b.state = HalfOpen
 		b.probeInFlight = false

@@ -177,3 +177,24 @@ func TestRealClockIsTheDefault(t *testing.T) {
 	assert.False(t, s.OpenedAt.Before(before))
 	assert.False(t, s.OpenedAt.After(time.Now()))
 }
+
+// The machine's clock is set back two hours while the circuit is open
+// (a 30-minute cooldown). The circuit stays open, for one full cooldown
+// from the moment the clock was read, not for two and a half hours.
+func TestClockSetBackWhileOpenWaitsOneFullCooldown(t *testing.T) {
+	b, clock := tripped(t, Config{Cooldown: 30 * time.Minute})
+	clock.Advance(10 * time.Minute)
+	clock.Advance(-2 * time.Hour)
+
+	d := b.Check()
+	assert.False(t, d.Allow)
+	assert.Equal(t, Open, d.State)
+	assert.Equal(t, 30*time.Minute, d.RetryAfter)
+
+	clock.Advance(29 * time.Minute)
+	assert.False(t, b.Check().Allow)
+	clock.Advance(time.Minute)
+	d = b.Check()
+	assert.True(t, d.Allow)
+	assert.True(t, d.Probe)
+}
