@@ -101,8 +101,11 @@ func (s *FileStore) Load(ctx context.Context, loop string) (Snapshot, error) {
 
 // Save validates snap (a snapshot that Load would refuse is not written:
 // the error matches ErrCorruptState) and writes it atomically as loop's
-// state file, making the directory if needed. On error the previous state
-// file is untouched and no temporary file is left behind.
+// state file, making the directory if needed. An error before the new
+// file is renamed into place leaves the previous state file untouched and
+// no temporary file behind. The one error after it (syncing the directory,
+// on systems that can) means the new file is in place and readable but a
+// crash of the machine could still lose the rename.
 func (s *FileStore) Save(ctx context.Context, loop string, snap Snapshot) error {
 	if err := ctx.Err(); err != nil {
 		return err
