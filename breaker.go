@@ -49,6 +49,11 @@ type loop struct {
 	completion completionState
 
 	history ring[Transition] // the last HistoryLen transitions
+
+	// restored: the state came from a snapshot, perhaps taken under other
+	// thresholds, and the rules have not judged it since; the next
+	// recorded iteration is judged in full, a bare success included.
+	restored bool
 }
 
 // Iteration is what the host tells the breaker about one iteration.
@@ -267,12 +272,13 @@ func (b *CircuitBreaker) record(failed bool, fp uint32, it *Iteration, approachF
 	if b.completion.complete.Kind != ReasonNone || b.state == Open {
 		return // the loop is over, or an iteration ended late: counters only
 	}
-	if !failed && b.state == Closed && it.plain() {
+	if !failed && b.state == Closed && it.plain() && !b.restored {
 		// A bare success on a closed circuit resets counters and fills no
-		// window: no signal can trip or complete on it. (The hot path of a
-		// healthy loop.)
+		// window: no signal can trip or complete on it that did not trip
+		// on the iteration before. (The hot path of a healthy loop.)
 		return
 	}
+	b.restored = false
 	if !failed {
 		if reason, ok := b.completes(); ok {
 			b.finish(reason, b.cfg.Now())

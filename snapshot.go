@@ -259,6 +259,7 @@ func (b *CircuitBreaker) Restore(s Snapshot) error {
 		lastFailed:          s.LastFailed,
 		stagnation:          newStagnationState(&b.cfg),
 		history:             newRing[Transition](HistoryLen),
+		restored:            true,
 	}
 	if s.State == Open && !l.heldReason() && (now.Before(s.OpenedAt) || now.Before(s.SavedAt)) {
 		l.openedAt = now

@@ -144,6 +144,24 @@ func TestRestoreIntoSmallerLimitsDropsTheOldest(t *testing.T) {
 	assert.NotContains(t, nb.Stats().ErrorCounts, Fingerprint("c"), "c was the least recently seen")
 }
 
+// A loop did four test fixes and one implementation (80%, not more than
+// the default limit), then restarts under a stricter limit (more than
+// 70%). The restored window already breaks it, and the next iteration,
+// even a plain success, is judged: the circuit opens.
+func TestRestoreIntoStricterLimitsJudgesTheNextIteration(t *testing.T) {
+	b, clock := newTestBreaker(t, Config{})
+	for _, w := range []WorkKind{WorkTestFix, WorkImplementation, WorkTestFix, WorkTestFix, WorkTestFix} {
+		b.Record(Iteration{Work: w})
+	}
+	require.Equal(t, Closed, b.State())
+
+	nb, _ := restart(t, b, Config{TestFixPercent: 70}, clock.Now())
+	require.True(t, nb.Check().Allow)
+	nb.RecordSuccess()
+	assert.Equal(t, Open, nb.State())
+	assert.Equal(t, ReasonTestFixLoop, nb.Stats().Reason.Kind)
+}
+
 // The snapshot is JSON with names, not numbers, for every enumeration.
 func TestSnapshotStoresNamesNotNumbers(t *testing.T) {
 	b, _ := busyBreaker(t)
