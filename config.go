@@ -106,14 +106,17 @@ type Config struct {
 	// files; an iteration without Progress counts as resolving when it
 	// succeeded). The window must hold two
 	// full cycles to tell a cycle of that length. Unlabelled iterations
-	// are left out. Default 6; negative: off; 1 to 3 are invalid, as is
-	// more than 1000.
+	// are left out, and the signal judges only a labelled one: after it
+	// opened the circuit, an unlabelled probe is judged on its outcome.
+	// Default 6; negative: off; 1 to 3 are invalid, as is more than 1000.
 	CircularApproachWindow int
 
 	// TestFixWindow and TestFixPercent open the circuit when more than
 	// TestFixPercent of the last TestFixWindow labelled iterations
 	// (Iteration.Work) were test fixes (seed 003: more than 80% of effort).
-	// Unlabelled iterations are left out. Defaults 5 and 80; a negative
+	// Unlabelled iterations are left out, and the signal judges only a
+	// labelled one: after it opened the circuit, an unlabelled probe is
+	// judged on its outcome. Defaults 5 and 80; a negative
 	// value of either switches the signal off; a window of more than 1000
 	// or a percent of 100 or more is invalid.
 	TestFixWindow  int

@@ -255,7 +255,7 @@ var rules = [...]rule{
 		},
 		on: func(c *Config) bool { return c.CircularApproachWindow > 0 },
 		check: func(b *CircuitBreaker) verdict {
-			if b.stagnation.circle() == 0 {
+			if !b.stagnation.approachAdded || b.stagnation.circle() == 0 {
 				return pass
 			}
 			return trip
@@ -276,7 +276,7 @@ var rules = [...]rule{
 		check: func(b *CircuitBreaker) verdict {
 			st := &b.stagnation
 			n := st.testFixes()
-			if n < 0 || n*100 <= b.cfg.TestFixPercent*st.works.n {
+			if !st.workAdded || n < 0 || n*100 <= b.cfg.TestFixPercent*st.works.n {
 				return pass
 			}
 			return trip

@@ -144,22 +144,22 @@ func TestRestoreIntoSmallerLimitsDropsTheOldest(t *testing.T) {
 	assert.NotContains(t, nb.Stats().ErrorCounts, Fingerprint("c"), "c was the least recently seen")
 }
 
-// A loop did four test fixes and one implementation (80%, not more than
-// the default limit), then restarts under a stricter limit (more than
-// 70%). The restored window already breaks it, and the next iteration,
-// even a plain success, is judged: the circuit opens.
-func TestRestoreIntoStricterLimitsJudgesTheNextIteration(t *testing.T) {
+// A loop ran two test-only iterations (the default completes at three),
+// then restarts asking for two. The restored streak already meets the new
+// threshold, and the next iteration, even a plain success that neither
+// extends nor breaks the streak, is judged: the loop is complete.
+func TestRestoreIntoLowerThresholdsJudgesTheNextIteration(t *testing.T) {
 	b, clock := newTestBreaker(t, Config{})
-	for _, w := range []WorkKind{WorkTestFix, WorkImplementation, WorkTestFix, WorkTestFix, WorkTestFix} {
-		b.Record(Iteration{Work: w})
-	}
-	require.Equal(t, Closed, b.State())
+	b.Record(Iteration{Work: WorkTestsOnly})
+	b.Record(Iteration{Work: WorkTestsOnly})
+	require.True(t, b.Check().Allow)
 
-	nb, _ := restart(t, b, Config{TestFixPercent: 70}, clock.Now())
+	nb, _ := restart(t, b, Config{TestOnlyThreshold: 2}, clock.Now())
 	require.True(t, nb.Check().Allow)
 	nb.RecordSuccess()
-	assert.Equal(t, Open, nb.State())
-	assert.Equal(t, ReasonTestFixLoop, nb.Stats().Reason.Kind)
+	d := nb.Check()
+	assert.True(t, d.Complete)
+	assert.Equal(t, ReasonTestOnlyLoops, d.Reason.Kind)
 }
 
 // The snapshot is JSON with names, not numbers, for every enumeration.

@@ -113,6 +113,12 @@ type stagnationState struct {
 	scores     ring[int]      // the progress scores since the circuit last opened
 	approaches ring[approach] // the labelled approaches, oldest first
 	works      ring[WorkKind] // the labelled work kinds, oldest first
+
+	// The last recorded iteration added to the approaches or the works
+	// window. The window signals judge only such an iteration: one that
+	// brings no label is no new evidence of circling or of a test-fix
+	// loop, so a half-open probe without one is judged on its outcome.
+	approachAdded, workAdded bool
 }
 
 func newStagnationState(cfg *Config) stagnationState {
@@ -141,10 +147,12 @@ func (b *CircuitBreaker) observeStagnation(it *Iteration, failed, sameError bool
 		st.lastScore = b.score(p, sameError)
 		st.scores.push(st.lastScore)
 	}
-	if it.Approach != "" {
+	st.approachAdded = it.Approach != ""
+	if st.approachAdded {
 		st.approaches.push(approach{fingerprint: approachFP, advanced: b.resolved(it.Progress, failed)})
 	}
-	if it.Work != WorkUnlabelled {
+	st.workAdded = it.Work != WorkUnlabelled
+	if st.workAdded {
 		st.works.push(it.Work)
 	}
 }

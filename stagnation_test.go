@@ -415,3 +415,48 @@ func TestStagnationReasonKindNames(t *testing.T) {
 	assert.Equal(t, "circular_approach", ReasonCircularApproach.String())
 	assert.Equal(t, "test_fix_loop", ReasonTestFixLoop.String())
 }
+
+// The window signals judge only an iteration that brings them a label.
+// After a circular-approach or test-fix trip, a probe the host did not
+// label is judged on its outcome: it succeeds and the circuit closes. The
+// old window is no new evidence, so the next unlabelled iterations do not
+// open it again either; the next labelled one is judged on the window.
+func TestUnlabelledProbeIsJudgedOnItsOutcome(t *testing.T) {
+	tests := []struct {
+		name    string
+		trip    func(*CircuitBreaker)
+		kind    ReasonKind
+		relapse Iteration
+	}{
+		{"circular approach", func(b *CircuitBreaker) {
+			for _, a := range []string{"A", "B", "A", "B", "A", "B"} {
+				b.Record(Iteration{Approach: a, Progress: stalled})
+			}
+		}, ReasonCircularApproach, Iteration{Approach: "A", Progress: stalled}},
+		{"test-fix loop", func(b *CircuitBreaker) {
+			for range 5 {
+				b.Record(Iteration{Work: WorkTestFix})
+			}
+		}, ReasonTestFixLoop, Iteration{Work: WorkTestFix}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, clock := newTestBreaker(t, circling())
+			tt.trip(b)
+			require.Equal(t, tt.kind, b.Stats().Reason.Kind)
+
+			clock.Advance(DefaultCooldown)
+			require.True(t, b.Check().Probe)
+			b.Record(Iteration{Progress: oneTask})
+			assert.Equal(t, Closed, b.State(), "the unlabelled probe succeeded")
+
+			b.Record(Iteration{Progress: stalled})
+			b.RecordSuccess()
+			assert.Equal(t, Closed, b.State(), "unlabelled iterations bring no new evidence")
+
+			b.Record(tt.relapse)
+			assert.Equal(t, Open, b.State(), "the same pattern again")
+			assert.Equal(t, tt.kind, b.Stats().Reason.Kind)
+		})
+	}
+}
