@@ -206,7 +206,9 @@ func (b *CircuitBreaker) check() Decision {
 // iteration may open the circuit; the outcome of a half-open probe closes
 // it or opens it again. A neutral iteration changes no counter and gives
 // the half-open probe slot back. An iteration recorded while the circuit is
-// open only updates the counters.
+// open only updates the counters. Iterations are not told apart: in
+// HalfOpen the first outcome recorded decides, whichever Check let its
+// iteration run.
 func (b *CircuitBreaker) Record(it Iteration) {
 	// Outside the lock: the classifier is the host's code, and
 	// fingerprinting is the only costly part.
