@@ -82,8 +82,8 @@
 // FileStore writes one file per loop atomically. A corrupt state is an
 // error matching ErrCorruptState (a *CorruptStateError with the path),
 // never a fresh closed breaker: NewFromStore refuses it, and
-// FileStore.MoveAside sets the file aside for a caller that chooses to
-// start fresh; a missing file (ErrNoState) is a fresh start. Stats.History
+// FileStore.MoveAside sets a corrupt file aside for a caller that chooses
+// to start fresh; a missing file (ErrNoState) is a fresh start. Stats.History
 // holds the last 50 transitions; Config.OnStateChange hears each one after
 // the lock is released, in order and one at a time. Seed 004's controls:
 // Resume and Skip close the circuit and reset the counters, Abort and
