@@ -3,6 +3,7 @@ package loopbreaker
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -121,13 +122,35 @@ func TestClockGoneBackwardsKeepsTheCircuitOpenForAFullCooldown(t *testing.T) {
 	assert.Equal(t, 30*time.Second, nb.Check().RetryAfter)
 }
 
-// ForceOpen and Abort survive a restart: still no cooldown ends them.
+// ForceOpen and Abort survive a restart, whenever it comes (even with the
+// clock set back), with their reason: still no cooldown ends them, only a
+// person does.
 func TestRestartKeepsAHeldCircuitHeld(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{})
-	b.ForceOpen("release freeze")
-	nb, _ := restart(t, b, Config{}, clock.Now().Add(48*time.Hour))
-	assert.Equal(t, Open, nb.State())
-	assert.Equal(t, "Forced open: release freeze", nb.TripReason())
+	for _, tc := range []struct {
+		name, reason string
+		hold         func(*CircuitBreaker)
+	}{
+		{"force open", "Forced open: release freeze", func(b *CircuitBreaker) { b.ForceOpen("release freeze") }},
+		{"abort", "Aborted: 3 consecutive failures (threshold: 3)", (*CircuitBreaker).Abort},
+	} {
+		for _, later := range []time.Duration{0, 48 * time.Hour, -time.Hour} {
+			t.Run(fmt.Sprintf("%s %s later", tc.name, later), func(t *testing.T) {
+				b, clock := tripped(t, Config{})
+				tc.hold(b)
+				nb, nclock := restart(t, b, Config{}, clock.Now().Add(later))
+				nclock.Advance(24 * time.Hour)
+				d := nb.Check()
+				assert.False(t, d.Allow)
+				assert.Equal(t, Open, d.State)
+				assert.Zero(t, d.RetryAfter, "no time ends it")
+				assert.Equal(t, tc.reason, nb.TripReason())
+				nb.RecordSuccess()
+				assert.Equal(t, Open, nb.State(), "nor an iteration")
+				nb.Resume()
+				assert.True(t, nb.Check().Allow)
+			})
+		}
+	}
 }
 
 // Restored into a breaker with smaller limits, the oldest entries go.
