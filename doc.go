@@ -78,7 +78,8 @@
 // Snapshot returns the whole state as versioned JSON (names, not numbers,
 // for every enumeration) and Restore puts it back, with the cooldown
 // running on by the wall clock; a clock gone backwards keeps the circuit
-// open for a fresh full cooldown. A Store keeps one snapshot per loop;
+// open for a fresh full cooldown, and a half-open probe that was running
+// when the snapshot was taken counts as failed. A Store keeps one snapshot per loop;
 // FileStore writes one file per loop atomically. A corrupt state is an
 // error matching ErrCorruptState (a *CorruptStateError with the path),
 // never a fresh closed breaker: NewFromStore refuses it, and

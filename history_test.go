@@ -87,8 +87,11 @@ func TestHistoryKeepsTheLastFiftyTransitions(t *testing.T) {
 	nb.Resume()
 	h = nb.Stats().History
 	require.Len(t, h, HistoryLen, "restored, it forgets the oldest first")
-	assert.Equal(t, "OPEN -> HALF_OPEN (cooldown_over: 6 consecutive failures (threshold: 1)) at iteration 6", h[0].String())
-	assert.Equal(t, CauseResume, h[HistoryLen-1].Cause)
+	assert.Equal(t, "HALF_OPEN -> OPEN (signal: 7 consecutive failures (threshold: 1)) at iteration 7", h[0].String())
+	assert.Equal(t, []string{
+		"HALF_OPEN -> OPEN (signal: Half-open probe lost: the process stopped before its outcome was recorded) at iteration 30",
+		"OPEN -> CLOSED (resume) at iteration 30",
+	}, transitions(h[HistoryLen-2:]), "the probe let through before the snapshot was lost")
 }
 
 // A closed circuit that stays closed records nothing, and costs nothing.
