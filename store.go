@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -56,9 +57,15 @@ func NewFileStore(dir string) *FileStore {
 // every file system.
 const maxLoopName = 128
 
-// Path returns the state file of loop. A loop name is 1 to 128 ASCII
-// letters, digits, '.', '_' or '-', not starting with '.'; any other name
-// is an error matching ErrInvalidLoopName.
+// Path returns the state file of loop, <dir>/<loop>.json. A loop name is 1
+// to 128 ASCII letters, digits, '.', '_' or '-', not starting with '.', so
+// it can never name a file outside dir (no separator, no ".."). A name that
+// Windows takes for a device (CON, PRN, AUX, NUL, COM0-9, LPT0-9, in any
+// case, alone or before a '.') is refused on every system, so that a name
+// means a file wherever the loop runs. Any other name is an error matching
+// ErrInvalidLoopName. On a file system that ignores case (macOS, Windows by
+// default), names that differ only in case name the same file: the same
+// loop.
 func (s *FileStore) Path(loop string) (string, error) {
 	if loop == "" || len(loop) > maxLoopName || loop[0] == '.' {
 		return "", fmt.Errorf("%w %q: 1 to %d characters, not starting with '.'", ErrInvalidLoopName, loop, maxLoopName)
@@ -69,7 +76,25 @@ func (s *FileStore) Path(loop string) (string, error) {
 			return "", fmt.Errorf("%w %q: only ASCII letters, digits, '.', '_' and '-'", ErrInvalidLoopName, loop)
 		}
 	}
+	if windowsDevice(loop) {
+		return "", fmt.Errorf("%w %q: Windows takes it for a device", ErrInvalidLoopName, loop)
+	}
 	return filepath.Join(s.dir, loop+".json"), nil
+}
+
+// windowsDevice reports whether Windows opens a device for a file named
+// loop+".json": the part before the first '.' is a reserved device name.
+func windowsDevice(loop string) bool {
+	stem, _, _ := strings.Cut(loop, ".")
+	switch len(stem) {
+	case 3:
+		stem = strings.ToUpper(stem)
+		return stem == "CON" || stem == "PRN" || stem == "AUX" || stem == "NUL"
+	case 4:
+		prefix := strings.ToUpper(stem[:3])
+		return (prefix == "COM" || prefix == "LPT") && '0' <= stem[3] && stem[3] <= '9'
+	}
+	return false
 }
 
 // Load reads and validates loop's snapshot. A missing file is an error

@@ -286,14 +286,24 @@ func TestFileStoreUnreadableFileIsNeitherMissingNorCorrupt(t *testing.T) {
 // Loop names become file names: only safe ones are accepted.
 func TestFileStoreRejectsUnsafeLoopNames(t *testing.T) {
 	store := NewFileStore(t.TempDir())
-	for _, name := range []string{"", ".", "..", "../x", "a/b", `a\b`, ".hidden", "a b", "ü", strings.Repeat("x", 129)} {
+	ctx := context.Background()
+	for _, name := range []string{
+		"", ".", "..", "../x", "..\\x", "a/../../b", "/etc/passwd", "a/b", `a\b`, "C:x", ".hidden", "a b", "a\x00b", "ü",
+		strings.Repeat("x", 129), "NUL", "con", "Aux.v2", "com1", "LPT9.x",
+	} {
 		_, err := store.Path(name)
 		assert.ErrorIs(t, err, ErrInvalidLoopName, "%q", name)
-		assert.ErrorIs(t, store.Save(context.Background(), name, Snapshot{}), ErrInvalidLoopName, "%q", name)
+		assert.ErrorIs(t, store.Save(ctx, name, Snapshot{}), ErrInvalidLoopName, "%q", name)
+		_, err = store.Load(ctx, name)
+		assert.ErrorIs(t, err, ErrInvalidLoopName, "%q", name)
+		_, err = store.MoveAside(name)
+		assert.ErrorIs(t, err, ErrInvalidLoopName, "%q", name)
 	}
-	path, err := store.Path("Agent_1.v2-x")
-	require.NoError(t, err)
-	assert.Equal(t, "Agent_1.v2-x.json", filepath.Base(path))
+	for _, name := range []string{"Agent_1.v2-x", "a..b", "x.", strings.Repeat("x", 128), "console", "nul_2", "com", "COM10", "lpt"} {
+		path, err := store.Path(name)
+		require.NoError(t, err, "%q", name)
+		assert.Equal(t, filepath.Join(store.dir, name+".json"), path)
+	}
 }
 
 // Save writes a private file, leaves no temporary file behind, and
