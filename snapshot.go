@@ -238,8 +238,9 @@ func (b *CircuitBreaker) Snapshot() Snapshot {
 // clock (Config.Now) reads earlier than s.SavedAt or s.OpenedAt, it went
 // backwards and elapsed time cannot be trusted: the circuit stays open for a
 // fresh full cooldown (s.Cooldown) from now. A held circuit (ForceOpen,
-// Abort) stays held. A half-open circuit whose probe was not let through
-// yet lets the probe through. One whose probe was running (ProbeInFlight)
+// Abort) stays held, whatever the clock. A half-open circuit whose probe
+// was not let through yet lets the probe through, whatever the clock too:
+// its cooldown was over when it was saved, and no elapsed time counts. One whose probe was running (ProbeInFlight)
 // opens again, as after a failed probe, with reason ReasonProbeLost and a
 // cooldown from now: the probe died with its process, perhaps because of
 // what it ran.

@@ -158,6 +158,18 @@ func TestClockGoneBackwardsKeepsTheCircuitOpenForAFullCooldown(t *testing.T) {
 	assert.Equal(t, 30*time.Second, nb.Check().RetryAfter)
 }
 
+// A half-open circuit was past its cooldown when it was saved: a clock
+// set back since changes nothing, and the probe is free.
+func TestClockGoneBackwardsLeavesAHalfOpenCircuitHalfOpen(t *testing.T) {
+	b, clock := tripped(t, Config{})
+	clock.Advance(30 * time.Second)
+	require.Equal(t, HalfOpen, b.State())
+	nb, _ := restart(t, b, Config{}, clock.Now().Add(-time.Hour))
+	d := nb.Check()
+	assert.Equal(t, HalfOpen, d.State)
+	assert.True(t, d.Probe)
+}
+
 // ForceOpen and Abort survive a restart, whenever it comes (even with the
 // clock set back), with their reason: still no cooldown ends them, only a
 // person does.
