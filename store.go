@@ -48,8 +48,12 @@ type FileStore struct {
 }
 
 // NewFileStore returns a store that keeps its files in dir. The directory
-// is made (with its parents) on the first Save if it does not exist.
+// is made (with its parents) on the first Save if it does not exist. An
+// empty dir is the current directory, as the process finds it at each call.
 func NewFileStore(dir string) *FileStore {
+	if dir == "" {
+		dir = "."
+	}
 	return &FileStore{dir: dir}
 }
 

@@ -283,6 +283,30 @@ func TestFileStoreUnreadableFileIsNeitherMissingNorCorrupt(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrCorruptState)
 }
 
+// An empty directory is the current one, as for the os package: Save,
+// Load and MoveAside work there.
+func TestFileStoreInTheCurrentDirectory(t *testing.T) {
+	dir := t.TempDir()
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	require.NoError(t, os.Chdir(dir))
+	t.Cleanup(func() { require.NoError(t, os.Chdir(wd)) })
+
+	ctx := context.Background()
+	store := NewFileStore("")
+	b, _ := tripped(t, Config{})
+	require.NoError(t, store.Save(ctx, "agent", b.Snapshot()))
+	snap, err := store.Load(ctx, "agent")
+	require.NoError(t, err)
+	assert.Equal(t, Open, snap.State)
+	require.FileExists(t, filepath.Join(dir, "agent.json"))
+
+	require.NoError(t, os.WriteFile("agent.json", []byte("{{{"), 0o600))
+	aside, err := store.MoveAside("agent")
+	require.NoError(t, err)
+	assert.FileExists(t, filepath.Join(dir, filepath.Base(aside)))
+}
+
 // Loop names become file names: only safe ones are accepted.
 func TestFileStoreRejectsUnsafeLoopNames(t *testing.T) {
 	store := NewFileStore(t.TempDir())
