@@ -261,4 +261,15 @@ func TestStatsLogsAsASlogGroup(t *testing.T) {
 	assert.Equal(t, `level=INFO msg=resumed breaker.state=CLOSED breaker.iterations=3 breaker.consecutive_failures=0 `+
 		`breaker.total_failures=3 breaker.unique_errors=0 breaker.opens=1 `+
 		`breaker.last_transition="OPEN -> CLOSED (resume) at iteration 3"`+"\n", sb.String())
+
+	// A complete loop says why, and a call budget how much of it is used.
+	b, _ = newTestBreaker(t, Config{MaxCallsPerHour: 10})
+	b.Record(Iteration{Done: true, Calls: 3})
+	b.Record(Iteration{Done: true})
+	sb.Reset()
+	logger.Info("done", "breaker", b.Stats())
+	assert.Equal(t, `level=INFO msg=done breaker.state=CLOSED breaker.iterations=2 breaker.consecutive_failures=0 `+
+		`breaker.total_failures=0 breaker.unique_errors=0 breaker.opens=0 `+
+		`breaker.complete="Complete: the agent reported done 2 times in a row (threshold: 2)" breaker.budget_used=4 breaker.budget_limit=10 `+
+		`breaker.last_transition="CLOSED -> CLOSED (complete: Complete: the agent reported done 2 times in a row (threshold: 2)) at iteration 2"`+"\n", sb.String())
 }
