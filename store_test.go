@@ -55,27 +55,35 @@ func TestFileStoreMissingFileMeansAFreshBreaker(t *testing.T) {
 
 // A corrupt file is refused, says where and what, and stays as it was.
 func TestFileStoreRefusesACorruptFileAndKeepsIt(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	store := NewFileStore(dir)
-	path := filepath.Join(dir, "agent.json")
-	bad := []byte(`{"version": 1, "state": "OPEN", "reason": {"kind": "consecutive_fail`)
-	require.NoError(t, os.WriteFile(path, bad, 0o600))
+	for name, bad := range map[string]string{
+		"truncated":      `{"version": 1, "state": "OPEN", "reason": {"kind": "consecutive_fail`,
+		"empty":          "",
+		"only a newline": "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			store := NewFileStore(dir)
+			path := filepath.Join(dir, "agent.json")
+			require.NoError(t, os.WriteFile(path, []byte(bad), 0o600))
 
-	_, err := store.Load(ctx, "agent")
-	require.ErrorIs(t, err, ErrCorruptState)
-	var corrupt *CorruptStateError
-	require.ErrorAs(t, err, &corrupt)
-	assert.Equal(t, path, corrupt.Path)
-	assert.Contains(t, err.Error(), path)
-	assert.Contains(t, err.Error(), "unexpected EOF")
+			_, err := store.Load(ctx, "agent")
+			require.ErrorIs(t, err, ErrCorruptState)
+			assert.NotErrorIs(t, err, ErrNoState)
+			var corrupt *CorruptStateError
+			require.ErrorAs(t, err, &corrupt)
+			assert.Equal(t, path, corrupt.Path)
+			assert.Contains(t, err.Error(), path)
+			assert.Contains(t, err.Error(), "unexpected EOF")
 
-	b, _, err := NewFromStore(ctx, Config{}, store, "agent")
-	assert.ErrorIs(t, err, ErrCorruptState)
-	assert.Nil(t, b, "no breaker: a stuck loop must not silently start again")
-	kept, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.Equal(t, bad, kept)
+			b, _, err := NewFromStore(ctx, Config{}, store, "agent")
+			assert.ErrorIs(t, err, ErrCorruptState)
+			assert.Nil(t, b, "no breaker: a stuck loop must not silently start again")
+			kept, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, bad, string(kept))
+		})
+	}
 }
 
 // The caller who chooses to start fresh moves the bad file aside; it is
@@ -276,11 +284,22 @@ func TestFileStoreMoveAsideOfAFileRemovedSinceTheCheck(t *testing.T) {
 // may be fine, and must not be moved aside as if it were bad.
 func TestFileStoreUnreadableFileIsNeitherMissingNorCorrupt(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "agent.json"), 0o700))
-	_, err := NewFileStore(dir).Load(context.Background(), "agent")
+	path := filepath.Join(dir, "agent.json")
+	require.NoError(t, os.Mkdir(path, 0o700))
+	store := NewFileStore(dir)
+	_, err := store.Load(context.Background(), "agent")
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, ErrNoState)
 	assert.NotErrorIs(t, err, ErrCorruptState)
+	assert.Contains(t, err.Error(), path)
+
+	b, _, err := NewFromStore(context.Background(), Config{}, store, "agent")
+	assert.Error(t, err)
+	assert.Nil(t, b)
+	_, err = store.MoveAside("agent")
+	assert.Error(t, err)
+	assert.DirExists(t, path, "not moved")
+	assert.Empty(t, asideFiles(t, dir))
 }
 
 // An empty directory is the current one, as for the os package: Save,
