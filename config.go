@@ -143,7 +143,10 @@ type Config struct {
 	// the circuit (the ones Stats.History records, and Reset closing an
 	// open circuit), never with the breaker's lock held, so it may call
 	// the breaker, even make another transition. Calls are serialized and
-	// come in the order the transitions happened. Usually the call that
+	// come in the order the transitions happened. By the time a call
+	// runs, the breaker may have moved on (another goroutine, or a later
+	// transition of the same call): the Transition, not Stats, says what
+	// changed. Usually the call that
 	// made a transition runs the callback before it returns; when another
 	// goroutine is running the callback at that moment, that goroutine
 	// delivers the new transition after the current one instead, so a

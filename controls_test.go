@@ -38,14 +38,25 @@ func TestResumeClosesAndResetsTheCounters(t *testing.T) {
 	assert.Equal(t, Closed, b.State(), "the same error counts from one again")
 }
 
-// Seed 004's Skip: the same as Resume, recorded as a skip.
+// Seed 004's Skip: the same as Resume, recorded as a skip. Two breakers
+// that saw the same loop end alike, every counter and window, but for the
+// cause of the last transition.
 func TestSkipIsResumeRecordedAsASkip(t *testing.T) {
-	b, _ := tripped(t, Config{})
-	b.Skip()
-	s := b.Stats()
+	resumed, _ := busyBreaker(t)
+	skipped, _ := busyBreaker(t)
+	resumed.Resume()
+	skipped.Skip()
+	r, s := resumed.Stats(), skipped.Stats()
 	assert.Equal(t, Closed, s.State)
-	assert.Zero(t, s.ConsecutiveFailures)
-	assert.Equal(t, CauseSkip, s.History[len(s.History)-1].Cause)
+	assert.Zero(t, s.UniqueErrors, "the counters start again")
+	assert.Equal(t, "OPEN -> CLOSED (resume) at iteration 9", r.History[len(r.History)-1].String())
+	assert.Equal(t, "OPEN -> CLOSED (skip) at iteration 9", s.History[len(s.History)-1].String())
+	s.History[len(s.History)-1].Cause = CauseResume
+	assert.Equal(t, r, s)
+
+	rs, ss := resumed.Snapshot(), skipped.Snapshot()
+	ss.History[len(ss.History)-1].Cause = CauseResume
+	assert.Equal(t, rs, ss, "nothing else tells them apart")
 }
 
 // A skip on a closed circuit changes no state but is in the history.

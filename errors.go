@@ -103,3 +103,8 @@ var ErrNoState = errors.New("loopbreaker: no saved state")
 // ErrInvalidLoopName is matched (errors.Is) by the error a FileStore
 // returns for a loop name it cannot make a file name of.
 var ErrInvalidLoopName = errors.New("loopbreaker: invalid loop name")
+
+// ErrNotCorrupt is matched (errors.Is) by the error FileStore.MoveAside
+// returns for a state file that holds a valid snapshot: only a corrupt one
+// is moved aside.
+var ErrNotCorrupt = errors.New("loopbreaker: state is not corrupt")

@@ -50,7 +50,8 @@ type Cause uint8
 const (
 	// CauseSignal: a stop signal tripped (the circuit opened) or watched
 	// (it went half-open for one more chance), or the half-open probe
-	// failed. Transition.Reason says which.
+	// failed, or was lost with its process (found by Restore).
+	// Transition.Reason says which.
 	CauseSignal Cause = iota
 	// CauseCooldownOver: the cooldown passed and the open circuit went
 	// half-open.
@@ -113,14 +114,20 @@ func (b *CircuitBreaker) transition(now time.Time, from State, cause Cause) {
 	if from == b.state && !cause.manual() {
 		return
 	}
-	t := Transition{At: now, From: from, To: b.state, Cause: cause, Reason: b.reason, Iteration: b.iterations}
-	if cause == CauseComplete {
-		t.Reason = b.completion.complete
-	}
+	t := b.entry(now, from, cause)
 	b.history.push(t)
 	if b.cfg.OnStateChange != nil {
 		b.pending = append(b.pending, t)
 	}
+}
+
+// entry returns the transition from the state from to the current state.
+func (b *CircuitBreaker) entry(now time.Time, from State, cause Cause) Transition {
+	t := Transition{At: now, From: from, To: b.state, Cause: cause, Reason: b.reason, Iteration: b.iterations}
+	if cause == CauseComplete {
+		t.Reason = b.completion.complete
+	}
+	return t
 }
 
 // unlock releases b.mu and then delivers the queued transitions to

@@ -79,6 +79,19 @@ func TestHistoryKeepsTheLastFiftyTransitions(t *testing.T) {
 
 	h[0].From = Closed
 	assert.Equal(t, HalfOpen, b.Stats().History[0].From, "Stats returns a copy")
+
+	snap := roundTrip(t, b.Snapshot())
+	assert.Len(t, snap.History, HistoryLen, "a full history is a valid snapshot")
+	nb, _ := newTestBreaker(t, Config{})
+	require.NoError(t, nb.Restore(snap))
+	nb.Resume()
+	h = nb.Stats().History
+	require.Len(t, h, HistoryLen, "restored, it forgets the oldest first")
+	assert.Equal(t, "HALF_OPEN -> OPEN (signal: 7 consecutive failures (threshold: 1)) at iteration 7", h[0].String())
+	assert.Equal(t, []string{
+		"HALF_OPEN -> OPEN (signal: Half-open probe lost: the process stopped before its outcome was recorded) at iteration 30",
+		"OPEN -> CLOSED (resume) at iteration 30",
+	}, transitions(h[HistoryLen-2:]), "the probe let through before the snapshot was lost")
 }
 
 // A closed circuit that stays closed records nothing, and costs nothing.
@@ -100,6 +113,11 @@ func TestOnStateChangeMayCallBackIntoTheBreaker(t *testing.T) {
 	var b *CircuitBreaker
 	var seen []string
 	cfg := Config{OnStateChange: func(tr Transition) {
+		if !b.mu.TryLock() {
+			t.Error("called with the lock held")
+			return
+		}
+		b.mu.Unlock()
 		s := b.Stats()
 		seen = append(seen, tr.To.String()+" "+s.State.String()+" "+b.TripReason())
 	}}
@@ -235,4 +253,23 @@ func TestStatsLogsAsASlogGroup(t *testing.T) {
 		`breaker.reason="3 consecutive failures (threshold: 3)" breaker.reason_kind=consecutive_failures `+
 		`breaker.retry_after=30s breaker.last_fingerprint=`+Fingerprint(errA(0).Error())+` `+
 		`breaker.last_transition="CLOSED -> OPEN (signal: 3 consecutive failures (threshold: 3)) at iteration 3"`+"\n", sb.String())
+
+	// Closed again, what does not apply is left out.
+	b.Resume()
+	sb.Reset()
+	logger.Info("resumed", "breaker", b.Stats())
+	assert.Equal(t, `level=INFO msg=resumed breaker.state=CLOSED breaker.iterations=3 breaker.consecutive_failures=0 `+
+		`breaker.total_failures=3 breaker.unique_errors=0 breaker.opens=1 `+
+		`breaker.last_transition="OPEN -> CLOSED (resume) at iteration 3"`+"\n", sb.String())
+
+	// A complete loop says why, and a call budget how much of it is used.
+	b, _ = newTestBreaker(t, Config{MaxCallsPerHour: 10})
+	b.Record(Iteration{Done: true, Calls: 3})
+	b.Record(Iteration{Done: true})
+	sb.Reset()
+	logger.Info("done", "breaker", b.Stats())
+	assert.Equal(t, `level=INFO msg=done breaker.state=CLOSED breaker.iterations=2 breaker.consecutive_failures=0 `+
+		`breaker.total_failures=0 breaker.unique_errors=0 breaker.opens=0 `+
+		`breaker.complete="Complete: the agent reported done 2 times in a row (threshold: 2)" breaker.budget_used=4 breaker.budget_limit=10 `+
+		`breaker.last_transition="CLOSED -> CLOSED (complete: Complete: the agent reported done 2 times in a row (threshold: 2)) at iteration 2"`+"\n", sb.String())
 }

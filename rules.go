@@ -70,6 +70,11 @@ const (
 	// Message is the reason the circuit had before, if any. No cooldown
 	// ends it, only Resume, Skip or Reset.
 	ReasonAborted
+	// ReasonProbeLost: the circuit was restored (CircuitBreaker.Restore)
+	// from a snapshot taken while the half-open probe was running; the
+	// probe's process is gone and its outcome unknown, so it counts as a
+	// failed probe.
+	ReasonProbeLost
 )
 
 // verdict is what a signal says about the iteration just recorded.
@@ -349,6 +354,12 @@ var rules = [...]rule{
 	ReasonAborted: {
 		name: "aborted",
 		text: func(r Reason) string { return withMessage("Aborted", r.Message) },
+	},
+	ReasonProbeLost: {
+		name: "probe_lost",
+		text: func(Reason) string {
+			return "Half-open probe lost: the process stopped before its outcome was recorded"
+		},
 	},
 }
 

@@ -5,11 +5,12 @@ import "log/slog"
 // LogValue makes Stats a log/slog group of its key fields: state,
 // iterations, consecutive_failures, total_failures, unique_errors and
 // opens, and, when they apply, reason (the trip reason text), reason_kind,
-// retry_after, last_fingerprint and last_transition. So
-// slog.Info("breaker", "stats", cb.Stats()) logs stats.state=OPEN
+// retry_after, complete (why the loop is complete), budget_used and
+// budget_limit (with a call budget), last_fingerprint and last_transition.
+// So slog.Info("breaker", "stats", cb.Stats()) logs stats.state=OPEN
 // stats.reason="3 consecutive failures (threshold: 3)" and so on.
 func (s Stats) LogValue() slog.Value {
-	attrs := make([]slog.Attr, 0, 11)
+	attrs := make([]slog.Attr, 0, 14)
 	attrs = append(attrs,
 		slog.String("state", s.State.String()),
 		slog.Int("iterations", s.Iterations),
@@ -23,6 +24,12 @@ func (s Stats) LogValue() slog.Value {
 	}
 	if s.RetryAfter > 0 {
 		attrs = append(attrs, slog.Duration("retry_after", s.RetryAfter))
+	}
+	if s.Complete.Kind != ReasonNone {
+		attrs = append(attrs, slog.String("complete", s.Complete.String()))
+	}
+	if s.Budget.Limit > 0 {
+		attrs = append(attrs, slog.Int("budget_used", s.Budget.Used), slog.Int("budget_limit", s.Budget.Limit))
 	}
 	if s.LastFingerprint != "" {
 		attrs = append(attrs, slog.String("last_fingerprint", s.LastFingerprint))

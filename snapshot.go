@@ -24,8 +24,9 @@ const SnapshotVersion = 1
 //
 // The state of the iteration last recorded that only that iteration's
 // evaluation reads (whether it was measured and made progress) is not
-// stored, nor is a half-open probe in flight: after a restart the probe's
-// process is gone, so a restored half-open circuit lets a new probe through.
+// stored. A half-open probe that was running is (ProbeInFlight): restored,
+// it counts as failed, so a host that saves after a Check that let a probe
+// through is safe from a probe that kills its process again and again.
 type Snapshot struct {
 	// Version is the schema version, SnapshotVersion when made by
 	// CircuitBreaker.Snapshot.
@@ -43,6 +44,9 @@ type Snapshot struct {
 	// Cooldown is the length of the current open's cooldown, zero while
 	// the circuit is closed or held open (ForceOpen, Abort).
 	Cooldown time.Duration `json:"cooldown_ns"`
+	// ProbeInFlight says the circuit is half-open and Check let the probe
+	// through, whose outcome was not recorded yet.
+	ProbeInFlight bool `json:"probe_in_flight"`
 	// Opens and ConsecutiveOpens are Stats.Opens and
 	// Stats.ConsecutiveOpens.
 	Opens            int `json:"opens"`
@@ -169,6 +173,7 @@ func (b *CircuitBreaker) Snapshot() Snapshot {
 		Reason:              b.reason,
 		OpenedAt:            b.openedAt,
 		Cooldown:            b.cooldown,
+		ProbeInFlight:       b.state == HalfOpen && b.probeInFlight,
 		Opens:               b.opens,
 		ConsecutiveOpens:    b.openStreak,
 		Iterations:          b.iterations,
@@ -233,10 +238,15 @@ func (b *CircuitBreaker) Snapshot() Snapshot {
 // clock (Config.Now) reads earlier than s.SavedAt or s.OpenedAt, it went
 // backwards and elapsed time cannot be trusted: the circuit stays open for a
 // fresh full cooldown (s.Cooldown) from now. A held circuit (ForceOpen,
-// Abort) stays held. A half-open circuit lets a new probe through.
+// Abort) stays held, whatever the clock. A half-open circuit whose probe
+// was not let through yet lets the probe through, whatever the clock too:
+// its cooldown was over when it was saved, and no elapsed time counts. One whose probe was running (ProbeInFlight)
+// opens again, as after a failed probe, with reason ReasonProbeLost and a
+// cooldown from now: the probe died with its process, perhaps because of
+// what it ran.
 //
-// Restore is not a transition: it does not call Config.OnStateChange, and
-// the history is the one s holds.
+// Restore never calls Config.OnStateChange, even then: the history is the
+// one s holds, with the reopening after a lost probe added to it.
 func (b *CircuitBreaker) Restore(s Snapshot) error {
 	if err := s.Validate(); err != nil {
 		return err
@@ -320,6 +330,9 @@ func (b *CircuitBreaker) Restore(s Snapshot) error {
 		complete:            s.Completion.Complete,
 	}
 	b.loop = l
+	if s.ProbeInFlight {
+		b.loseProbe(now)
+	}
 	b.calls = callBudget{}
 	for _, c := range s.Calls[max(len(s.Calls)-maxCallEntries, 0):] {
 		b.calls.entries = append(b.calls.entries, callEntry{at: c.At, calls: c.Calls})
@@ -339,7 +352,8 @@ func (l *loop) heldReason() bool {
 // other (consecutive failures at most the total, the total at most the
 // iterations); a closed circuit has no reason and no open streak, an open
 // or half-open one has a reason, an open one an opening time; only an open
-// circuit is held (ForceOpen, Abort); fingerprints are 8 lower-case hex
+// circuit is held (ForceOpen, Abort), only a half-open one has a probe in
+// flight; fingerprints are 8 lower-case hex
 // digits, each once in the error history, each seen at least once; a last
 // failure has a fingerprint; the windows hold at most 1000 entries, the
 // outputs at most 10, the history at most HistoryLen. The error it returns
@@ -377,6 +391,8 @@ func (s *Snapshot) validate() error {
 		return errors.New("open circuit without opened_at")
 	case held && s.State != Open:
 		return fmt.Errorf("%s circuit with reason %s, which only an open circuit has", s.State, s.Reason.Kind)
+	case s.ProbeInFlight && s.State != HalfOpen:
+		return fmt.Errorf("%s circuit with a probe in flight, which only a half-open circuit has", s.State)
 	case s.Cooldown < 0:
 		return fmt.Errorf("negative cooldown %d", s.Cooldown)
 	}

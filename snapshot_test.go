@@ -3,6 +3,7 @@ package loopbreaker
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -90,15 +91,51 @@ func TestRestartAfterTheCooldownFindsTheCircuitHalfOpen(t *testing.T) {
 	assert.True(t, d.Probe)
 }
 
-// A half-open probe in flight dies with its process: the restored breaker
-// lets a new probe through.
-func TestRestartForgetsTheProbeInFlight(t *testing.T) {
-	b, clock := tripped(t, Config{})
+// A half-open probe that was running when the snapshot was taken died
+// with its process, perhaps because of what it ran: restored, it counts as
+// a failed probe, and the circuit waits a cooldown (doubled, under the
+// doubling policy) before the next probe, so that a probe that kills its
+// process does not run again at every restart. Restore tells the callback
+// nothing; the history says what happened.
+func TestRestartCountsAProbeInFlightAsFailed(t *testing.T) {
+	var heard []Transition
+	cfg := Config{CooldownPolicy: DoublingCooldown(0), OnStateChange: func(tr Transition) { heard = append(heard, tr) }}
+	b, clock := tripped(t, cfg)
 	clock.Advance(30 * time.Second)
 	require.True(t, b.Check().Probe)
-	require.False(t, b.Check().Allow)
+	snap := b.Snapshot()
+	require.True(t, snap.ProbeInFlight)
+	heard = nil
+
+	nb, nclock := restart(t, b, cfg, clock.Now().Add(5*time.Second))
+	assert.Empty(t, heard, "Restore calls nothing")
+	d := nb.Check()
+	assert.False(t, d.Allow)
+	assert.Equal(t, Open, d.State)
+	assert.Equal(t, Reason{Kind: ReasonProbeLost}, d.Reason)
+	assert.Equal(t, 60*time.Second, d.RetryAfter, "a second open: the cooldown doubled")
+	s := nb.Stats()
+	assert.Equal(t, 2, s.Opens)
+	assert.Equal(t, "HALF_OPEN -> OPEN (signal: Half-open probe lost: the process stopped before its outcome was recorded) at iteration 3",
+		s.History[len(s.History)-1].String())
+	assert.Equal(t, nclock.Now(), s.History[len(s.History)-1].At)
+	assert.False(t, nb.Snapshot().ProbeInFlight)
+
+	nclock.Advance(60 * time.Second)
+	assert.True(t, nb.Check().Probe, "the next probe after the cooldown")
+}
+
+// A snapshot taken half-open before the probe was let through (say, from
+// OnStateChange as the cooldown ended) restores half-open, the probe free.
+func TestRestartBeforeTheProbeLetsTheProbeThrough(t *testing.T) {
+	b, clock := tripped(t, Config{})
+	clock.Advance(30 * time.Second)
+	require.Equal(t, HalfOpen, b.State())
 	nb, _ := restart(t, b, Config{}, clock.Now())
-	assert.True(t, nb.Check().Probe)
+	d := nb.Check()
+	assert.Equal(t, HalfOpen, d.State)
+	assert.True(t, d.Probe)
+	assert.Equal(t, 1, nb.Stats().Opens)
 }
 
 // A clock that went backwards (the new process reads a time before the
@@ -121,13 +158,47 @@ func TestClockGoneBackwardsKeepsTheCircuitOpenForAFullCooldown(t *testing.T) {
 	assert.Equal(t, 30*time.Second, nb.Check().RetryAfter)
 }
 
-// ForceOpen and Abort survive a restart: still no cooldown ends them.
+// A half-open circuit was past its cooldown when it was saved: a clock
+// set back since changes nothing, and the probe is free.
+func TestClockGoneBackwardsLeavesAHalfOpenCircuitHalfOpen(t *testing.T) {
+	b, clock := tripped(t, Config{})
+	clock.Advance(30 * time.Second)
+	require.Equal(t, HalfOpen, b.State())
+	nb, _ := restart(t, b, Config{}, clock.Now().Add(-time.Hour))
+	d := nb.Check()
+	assert.Equal(t, HalfOpen, d.State)
+	assert.True(t, d.Probe)
+}
+
+// ForceOpen and Abort survive a restart, whenever it comes (even with the
+// clock set back), with their reason: still no cooldown ends them, only a
+// person does.
 func TestRestartKeepsAHeldCircuitHeld(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{})
-	b.ForceOpen("release freeze")
-	nb, _ := restart(t, b, Config{}, clock.Now().Add(48*time.Hour))
-	assert.Equal(t, Open, nb.State())
-	assert.Equal(t, "Forced open: release freeze", nb.TripReason())
+	for _, tc := range []struct {
+		name, reason string
+		hold         func(*CircuitBreaker)
+	}{
+		{"force open", "Forced open: release freeze", func(b *CircuitBreaker) { b.ForceOpen("release freeze") }},
+		{"abort", "Aborted: 3 consecutive failures (threshold: 3)", (*CircuitBreaker).Abort},
+	} {
+		for _, later := range []time.Duration{0, 48 * time.Hour, -time.Hour} {
+			t.Run(fmt.Sprintf("%s %s later", tc.name, later), func(t *testing.T) {
+				b, clock := tripped(t, Config{})
+				tc.hold(b)
+				nb, nclock := restart(t, b, Config{}, clock.Now().Add(later))
+				nclock.Advance(24 * time.Hour)
+				d := nb.Check()
+				assert.False(t, d.Allow)
+				assert.Equal(t, Open, d.State)
+				assert.Zero(t, d.RetryAfter, "no time ends it")
+				assert.Equal(t, tc.reason, nb.TripReason())
+				nb.RecordSuccess()
+				assert.Equal(t, Open, nb.State(), "nor an iteration")
+				nb.Resume()
+				assert.True(t, nb.Check().Allow)
+			})
+		}
+	}
 }
 
 // Restored into a breaker with smaller limits, the oldest entries go.
@@ -230,6 +301,7 @@ func TestCorruptSnapshotsAreRefused(t *testing.T) {
 		{"closed with a reason", "closed circuit with reason", edit(func(m map[string]any) { m["state"] = "CLOSED"; m["consecutive_opens"] = 0 })},
 		{"open without a reason", "OPEN circuit without a reason", edit(func(m map[string]any) { m["reason"] = map[string]any{"kind": "none"} })},
 		{"open without opened_at", "open circuit without opened_at", edit(func(m map[string]any) { m["opened_at"] = "0001-01-01T00:00:00Z" })},
+		{"probe in flight while open", "which only a half-open circuit has", edit(func(m map[string]any) { m["probe_in_flight"] = true })},
 		{"held but half-open", "which only an open circuit has", edit(func(m map[string]any) {
 			m["state"] = "HALF_OPEN"
 			m["reason"] = map[string]any{"kind": "aborted"}

@@ -73,6 +73,25 @@ func (b *CircuitBreaker) retryAfter(now time.Time) time.Duration {
 // progress-score window starts again, so that the probe is judged on its
 // own score.
 func (b *CircuitBreaker) trip(reason Reason, now time.Time) {
+	from := b.open(reason, now)
+	b.transition(now, from, CauseSignal)
+}
+
+// loseProbe reopens a circuit that Restore found half-open with its probe
+// running when the snapshot was taken: the probe's process is gone, and its
+// outcome with it, so it counts as a failed probe, with a cooldown from now
+// as the cooldown policy sets it after a failed probe. Otherwise a probe
+// that kills its process would be let through again by every restart, with
+// no cooldown between. The transition goes to the history, not to
+// Config.OnStateChange: Restore calls nothing.
+func (b *CircuitBreaker) loseProbe(now time.Time) {
+	from := b.open(Reason{Kind: ReasonProbeLost}, now)
+	b.history.push(b.entry(now, from, CauseSignal))
+}
+
+// open is what trip and loseProbe share: the circuit opens for reason and
+// the cooldown starts. It returns the state before.
+func (b *CircuitBreaker) open(reason Reason, now time.Time) State {
 	from := b.state
 	b.state = Open
 	b.reason = reason
@@ -82,7 +101,7 @@ func (b *CircuitBreaker) trip(reason Reason, now time.Time) {
 	b.openStreak++
 	b.cooldown = max(b.cfg.CooldownPolicy(b.cfg.Cooldown, b.openStreak), 0)
 	b.stagnation.scores.clear()
-	b.transition(now, from, CauseSignal)
+	return from
 }
 
 // hold opens the circuit for a person or the host (ForceOpen, Abort, with

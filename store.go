@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -38,11 +40,20 @@ type Store interface {
 // Save replaces it whole, and of two writers the last rename wins.
 type FileStore struct {
 	dir string
+
+	// For tests: the clock that names aside files (nil: time.Now), and a
+	// call between MoveAside's check and its rename.
+	now             func() time.Time
+	beforeMoveAside func()
 }
 
 // NewFileStore returns a store that keeps its files in dir. The directory
-// is made (with its parents) on the first Save if it does not exist.
+// is made (with its parents) on the first Save if it does not exist. An
+// empty dir is the current directory, as the process finds it at each call.
 func NewFileStore(dir string) *FileStore {
+	if dir == "" {
+		dir = "."
+	}
 	return &FileStore{dir: dir}
 }
 
@@ -50,9 +61,15 @@ func NewFileStore(dir string) *FileStore {
 // every file system.
 const maxLoopName = 128
 
-// Path returns the state file of loop. A loop name is 1 to 128 ASCII
-// letters, digits, '.', '_' or '-', not starting with '.'; any other name
-// is an error matching ErrInvalidLoopName.
+// Path returns the state file of loop, <dir>/<loop>.json. A loop name is 1
+// to 128 ASCII letters, digits, '.', '_' or '-', not starting with '.', so
+// it can never name a file outside dir (no separator, no ".."). A name that
+// Windows takes for a device (CON, PRN, AUX, NUL, COM0-9, LPT0-9, in any
+// case, alone or before a '.') is refused on every system, so that a name
+// means a file wherever the loop runs. Any other name is an error matching
+// ErrInvalidLoopName. On a file system that ignores case (macOS, Windows by
+// default), names that differ only in case name the same file: the same
+// loop.
 func (s *FileStore) Path(loop string) (string, error) {
 	if loop == "" || len(loop) > maxLoopName || loop[0] == '.' {
 		return "", fmt.Errorf("%w %q: 1 to %d characters, not starting with '.'", ErrInvalidLoopName, loop, maxLoopName)
@@ -63,7 +80,25 @@ func (s *FileStore) Path(loop string) (string, error) {
 			return "", fmt.Errorf("%w %q: only ASCII letters, digits, '.', '_' and '-'", ErrInvalidLoopName, loop)
 		}
 	}
+	if windowsDevice(loop) {
+		return "", fmt.Errorf("%w %q: Windows takes it for a device", ErrInvalidLoopName, loop)
+	}
 	return filepath.Join(s.dir, loop+".json"), nil
+}
+
+// windowsDevice reports whether Windows opens a device for a file named
+// loop+".json": the part before the first '.' is a reserved device name.
+func windowsDevice(loop string) bool {
+	stem, _, _ := strings.Cut(loop, ".")
+	switch len(stem) {
+	case 3:
+		stem = strings.ToUpper(stem)
+		return stem == "CON" || stem == "PRN" || stem == "AUX" || stem == "NUL"
+	case 4:
+		prefix := strings.ToUpper(stem[:3])
+		return (prefix == "COM" || prefix == "LPT") && '0' <= stem[3] && stem[3] <= '9'
+	}
+	return false
 }
 
 // Load reads and validates loop's snapshot. A missing file is an error
@@ -182,33 +217,120 @@ func syncDir(dir string) error {
 
 // MoveAside renames loop's state file to <loop>.json.corrupt-<time>, the
 // time in UTC to the nanosecond (e.g.
-// "agent.json.corrupt-20260119T090000.000000000Z"), and returns the new
-// path, so that the loop can start fresh while the bad file is kept for a
-// person to look at. It moves whatever file is there, corrupt or not; a
-// missing file is an error matching fs.ErrNotExist.
+// "agent.json.corrupt-20260119T090000.000000000Z", with "-1", "-2", ...
+// added when that name is taken), and returns the new path, so that the
+// loop can start fresh while the bad file is kept for a person to look at.
+//
+// Only a file that Load refuses as corrupt (ErrCorruptState) is moved. A
+// valid snapshot is an error matching ErrNotCorrupt and stays where it is:
+// it holds what the loop learned, and moving it would let a stuck loop
+// start again as if it were not. A missing file is an error matching
+// fs.ErrNotExist; a file that cannot be read is that error; neither moves
+// anything.
+//
+// MoveAside is safe against other processes. The new name is reserved by
+// creating it exclusively (O_EXCL), so it never replaces an existing file,
+// not even one another MoveAside is making at the same moment; the rename
+// that follows replaces only that reservation. Of two MoveAside calls at
+// once, one moves the file and the other finds it missing. If a Save
+// replaces the corrupt file after the check and before the rename, the
+// file moved is a valid one: MoveAside puts it back (by a hard link, which
+// never replaces a newer Save; by a rename where the file system has no
+// hard links) and returns an error matching ErrNotCorrupt. A crash between
+// the reservation and the rename can leave an empty reserved file.
 func (s *FileStore) MoveAside(loop string) (string, error) {
 	path, err := s.Path(loop)
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Lstat(path); err != nil {
+	fail := func(err error) (string, error) {
 		return "", fmt.Errorf("loopbreaker: move aside state of loop %q: %w", loop, err)
 	}
-	stamp := time.Now().UTC().Format("20060102T150405.000000000Z")
-	aside := path + ".corrupt-" + stamp
-	for i := 1; ; i++ { // never replace an earlier copy
-		if _, err := os.Lstat(aside); errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		aside = fmt.Sprintf("%s.corrupt-%s-%d", path, stamp, i)
+	if err := corrupt(path); errors.Is(err, ErrNotCorrupt) {
+		return fail(fmt.Errorf("%s holds a valid snapshot: %w", path, err))
+	} else if err != nil {
+		return fail(err)
+	}
+	aside, err := s.reserveAside(path)
+	if err != nil {
+		return fail(err)
+	}
+	if s.beforeMoveAside != nil {
+		s.beforeMoveAside()
 	}
 	if err := os.Rename(path, aside); err != nil {
-		return "", fmt.Errorf("loopbreaker: move aside state of loop %q: %w", loop, err)
+		os.Remove(aside)
+		return fail(err)
+	}
+	// A Save may have replaced the file since it was checked.
+	if err := corrupt(aside); err != nil {
+		return fail(putBack(aside, path, err))
 	}
 	if err := syncDir(filepath.Dir(path)); err != nil {
 		return aside, fmt.Errorf("loopbreaker: move aside state of loop %q: %w", loop, err)
 	}
 	return aside, nil
+}
+
+// corrupt returns nil when the file at path is one Load refuses as corrupt;
+// otherwise the error that reading it gave, or ErrNotCorrupt.
+func corrupt(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if _, err := ParseSnapshot(data); err == nil {
+		return ErrNotCorrupt
+	}
+	return nil
+}
+
+// maxAsideTries bounds the search for a free aside name.
+const maxAsideTries = 1000
+
+// reserveAside creates an empty file under a name for path's aside copy
+// that nothing else has, and returns the name. O_EXCL makes the creation
+// fail when the name exists, however it came to.
+func (s *FileStore) reserveAside(path string) (string, error) {
+	now := time.Now
+	if s.now != nil {
+		now = s.now
+	}
+	base := path + ".corrupt-" + now().UTC().Format("20060102T150405.000000000Z")
+	name := base
+	for i := 1; i <= maxAsideTries; i++ {
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			return name, f.Close()
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+		name = base + "-" + strconv.Itoa(i)
+	}
+	return "", fmt.Errorf("no free name after %s: %d taken", base, maxAsideTries)
+}
+
+// putBack returns the file moved to aside, which turned out not to be
+// corrupt (why says what it is), to path, and returns an error that wraps
+// why. A hard link never replaces a file a newer Save put at path; if
+// there is one, the copy at aside is older and goes, as a Save would have
+// replaced it. Without hard links, a rename puts it back.
+func putBack(aside, path string, why error) error {
+	err := os.Link(aside, path)
+	switch {
+	case err == nil || errors.Is(err, fs.ErrExist):
+		err = os.Remove(aside)
+	default:
+		err = os.Rename(aside, path)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(path))
+	}
+	if err != nil {
+		return fmt.Errorf("%s was replaced since the check (%w), and putting it back from %s failed: %w", path, why, aside, err)
+	}
+	return fmt.Errorf("%s was replaced since the check, and is left in place: %w", path, why)
 }
 
 // NewFromStore returns a breaker for cfg with the state that store holds

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,27 +55,35 @@ func TestFileStoreMissingFileMeansAFreshBreaker(t *testing.T) {
 
 // A corrupt file is refused, says where and what, and stays as it was.
 func TestFileStoreRefusesACorruptFileAndKeepsIt(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	store := NewFileStore(dir)
-	path := filepath.Join(dir, "agent.json")
-	bad := []byte(`{"version": 1, "state": "OPEN", "reason": {"kind": "consecutive_fail`)
-	require.NoError(t, os.WriteFile(path, bad, 0o600))
+	for name, bad := range map[string]string{
+		"truncated":      `{"version": 1, "state": "OPEN", "reason": {"kind": "consecutive_fail`,
+		"empty":          "",
+		"only a newline": "\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			store := NewFileStore(dir)
+			path := filepath.Join(dir, "agent.json")
+			require.NoError(t, os.WriteFile(path, []byte(bad), 0o600))
 
-	_, err := store.Load(ctx, "agent")
-	require.ErrorIs(t, err, ErrCorruptState)
-	var corrupt *CorruptStateError
-	require.ErrorAs(t, err, &corrupt)
-	assert.Equal(t, path, corrupt.Path)
-	assert.Contains(t, err.Error(), path)
-	assert.Contains(t, err.Error(), "unexpected EOF")
+			_, err := store.Load(ctx, "agent")
+			require.ErrorIs(t, err, ErrCorruptState)
+			assert.NotErrorIs(t, err, ErrNoState)
+			var corrupt *CorruptStateError
+			require.ErrorAs(t, err, &corrupt)
+			assert.Equal(t, path, corrupt.Path)
+			assert.Contains(t, err.Error(), path)
+			assert.Contains(t, err.Error(), "unexpected EOF")
 
-	b, _, err := NewFromStore(ctx, Config{}, store, "agent")
-	assert.ErrorIs(t, err, ErrCorruptState)
-	assert.Nil(t, b, "no breaker: a stuck loop must not silently start again")
-	kept, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.Equal(t, bad, kept)
+			b, _, err := NewFromStore(ctx, Config{}, store, "agent")
+			assert.ErrorIs(t, err, ErrCorruptState)
+			assert.Nil(t, b, "no breaker: a stuck loop must not silently start again")
+			kept, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, bad, string(kept))
+		})
+	}
 }
 
 // The caller who chooses to start fresh moves the bad file aside; it is
@@ -110,28 +119,234 @@ func TestFileStoreMoveAsideLetsALoopStartFresh(t *testing.T) {
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
 
+// fixedStore returns a FileStore in a new directory whose aside names all
+// come from one instant, so that every MoveAside wants the same name.
+func fixedStore(t *testing.T) (*FileStore, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	store := NewFileStore(dir)
+	now := newFakeClock().Now()
+	store.now = func() time.Time { return now }
+	return store, dir, filepath.Join(dir, "agent.json.corrupt-20260119T090000.000000000Z")
+}
+
+// asideFiles returns the contents of the aside files in dir, by name.
+func asideFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	files := map[string]string{}
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".corrupt-") {
+			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			require.NoError(t, err)
+			files[e.Name()] = string(data)
+		}
+	}
+	return files
+}
+
+// The aside name never replaces a file that has it already: the next
+// free name is taken.
+func TestFileStoreMoveAsideNeverReplacesAnExistingFile(t *testing.T) {
+	store, dir, stamped := fixedStore(t)
+	path := filepath.Join(dir, "agent.json")
+	require.NoError(t, os.WriteFile(stamped, []byte("a person's notes"), 0o600))
+	require.NoError(t, os.WriteFile(stamped+"-1", []byte("an earlier copy"), 0o600))
+
+	require.NoError(t, os.WriteFile(path, []byte("{{{"), 0o600))
+	aside, err := store.MoveAside("agent")
+	require.NoError(t, err)
+	assert.Equal(t, stamped+"-2", aside)
+	require.NoError(t, os.WriteFile(path, []byte("[[["), 0o600))
+	aside, err = store.MoveAside("agent")
+	require.NoError(t, err)
+	assert.Equal(t, stamped+"-3", aside)
+
+	assert.Equal(t, map[string]string{
+		filepath.Base(stamped):        "a person's notes",
+		filepath.Base(stamped) + "-1": "an earlier copy",
+		filepath.Base(stamped) + "-2": "{{{",
+		filepath.Base(stamped) + "-3": "[[[",
+	}, asideFiles(t, dir))
+}
+
+// Goroutines move the state file aside while another keeps writing new
+// corrupt ones, all wanting the same aside name: each file moved lands
+// under a name of its own, and no call replaces another's copy.
+func TestFileStoreConcurrentMoveAsidesNeverClobber(t *testing.T) {
+	store, dir, _ := fixedStore(t)
+	path := filepath.Join(dir, "agent.json")
+	const writes = 100
+	writing := make(chan struct{})
+	go func() {
+		defer close(writing)
+		for i := 0; i < writes; i++ {
+			if err := writeFileAtomic(path, []byte("not json "+strconv.Itoa(i))); err != nil {
+				panic(err)
+			}
+		}
+	}()
+
+	var mu sync.Mutex
+	moved := map[string]bool{}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for done := false; !done; {
+				select {
+				case <-writing:
+					done = true
+				default:
+				}
+				aside, err := store.MoveAside("agent")
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				mu.Lock()
+				assert.NoError(t, err)
+				assert.False(t, moved[aside], "two calls returned %s", aside)
+				moved[aside] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+
+	files := asideFiles(t, dir)
+	assert.Len(t, files, len(moved), "one file for each call that moved one")
+	contents := map[string]bool{}
+	for name, text := range files {
+		assert.True(t, moved[filepath.Join(dir, name)], name)
+		assert.True(t, strings.HasPrefix(text, "not json "), "%s holds %q", name, text)
+		assert.False(t, contents[text], "%q moved twice", text)
+		contents[text] = true
+	}
+	t.Logf("%d of %d files moved aside", len(moved), writes)
+	assert.Positive(t, len(moved))
+}
+
+// A valid snapshot is not moved: it holds what the loop learned.
+func TestFileStoreMoveAsideLeavesAValidSnapshotInPlace(t *testing.T) {
+	ctx := context.Background()
+	store, dir, _ := fixedStore(t)
+	b, _ := tripped(t, Config{})
+	require.NoError(t, store.Save(ctx, "agent", b.Snapshot()))
+	path := filepath.Join(dir, "agent.json")
+	before, err := os.Stat(path)
+	require.NoError(t, err)
+
+	_, err = store.MoveAside("agent")
+	assert.ErrorIs(t, err, ErrNotCorrupt)
+	assert.Contains(t, err.Error(), path)
+	after, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.True(t, os.SameFile(before, after), "the file is not touched")
+	assert.Empty(t, asideFiles(t, dir))
+}
+
+// A Save that replaces the corrupt file between MoveAside's check and its
+// rename: the good file is put back, and nothing is left aside.
+func TestFileStoreMoveAsidePutsBackAFileSavedSinceTheCheck(t *testing.T) {
+	ctx := context.Background()
+	store, dir, _ := fixedStore(t)
+	path := filepath.Join(dir, "agent.json")
+	require.NoError(t, os.WriteFile(path, []byte("{{{"), 0o600))
+	b, _ := tripped(t, Config{})
+	store.beforeMoveAside = func() { require.NoError(t, store.Save(ctx, "agent", b.Snapshot())) }
+
+	_, err := store.MoveAside("agent")
+	assert.ErrorIs(t, err, ErrNotCorrupt)
+	snap, err := store.Load(ctx, "agent")
+	require.NoError(t, err)
+	assert.Equal(t, Open, snap.State)
+	assert.Empty(t, asideFiles(t, dir))
+}
+
+// A file removed between the check and the rename: nothing to move, and
+// the reserved name is given back.
+func TestFileStoreMoveAsideOfAFileRemovedSinceTheCheck(t *testing.T) {
+	store, dir, _ := fixedStore(t)
+	path := filepath.Join(dir, "agent.json")
+	require.NoError(t, os.WriteFile(path, []byte("{{{"), 0o600))
+	store.beforeMoveAside = func() { require.NoError(t, os.Remove(path)) }
+
+	_, err := store.MoveAside("agent")
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+}
+
 // A state file that cannot be read is an error, but not corruption: it
 // may be fine, and must not be moved aside as if it were bad.
 func TestFileStoreUnreadableFileIsNeitherMissingNorCorrupt(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "agent.json"), 0o700))
-	_, err := NewFileStore(dir).Load(context.Background(), "agent")
+	path := filepath.Join(dir, "agent.json")
+	require.NoError(t, os.Mkdir(path, 0o700))
+	store := NewFileStore(dir)
+	_, err := store.Load(context.Background(), "agent")
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, ErrNoState)
 	assert.NotErrorIs(t, err, ErrCorruptState)
+	assert.Contains(t, err.Error(), path)
+
+	b, _, err := NewFromStore(context.Background(), Config{}, store, "agent")
+	assert.Error(t, err)
+	assert.Nil(t, b)
+	_, err = store.MoveAside("agent")
+	assert.Error(t, err)
+	assert.DirExists(t, path, "not moved")
+	assert.Empty(t, asideFiles(t, dir))
+}
+
+// An empty directory is the current one, as for the os package: Save,
+// Load and MoveAside work there.
+func TestFileStoreInTheCurrentDirectory(t *testing.T) {
+	dir := t.TempDir()
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	require.NoError(t, os.Chdir(dir))
+	t.Cleanup(func() { require.NoError(t, os.Chdir(wd)) })
+
+	ctx := context.Background()
+	store := NewFileStore("")
+	b, _ := tripped(t, Config{})
+	require.NoError(t, store.Save(ctx, "agent", b.Snapshot()))
+	snap, err := store.Load(ctx, "agent")
+	require.NoError(t, err)
+	assert.Equal(t, Open, snap.State)
+	require.FileExists(t, filepath.Join(dir, "agent.json"))
+
+	require.NoError(t, os.WriteFile("agent.json", []byte("{{{"), 0o600))
+	aside, err := store.MoveAside("agent")
+	require.NoError(t, err)
+	assert.FileExists(t, filepath.Join(dir, filepath.Base(aside)))
 }
 
 // Loop names become file names: only safe ones are accepted.
 func TestFileStoreRejectsUnsafeLoopNames(t *testing.T) {
 	store := NewFileStore(t.TempDir())
-	for _, name := range []string{"", ".", "..", "../x", "a/b", `a\b`, ".hidden", "a b", "ü", strings.Repeat("x", 129)} {
+	ctx := context.Background()
+	for _, name := range []string{
+		"", ".", "..", "../x", "..\\x", "a/../../b", "/etc/passwd", "a/b", `a\b`, "C:x", ".hidden", "a b", "a\x00b", "ü",
+		strings.Repeat("x", 129), "NUL", "con", "Aux.v2", "com1", "LPT9.x",
+	} {
 		_, err := store.Path(name)
 		assert.ErrorIs(t, err, ErrInvalidLoopName, "%q", name)
-		assert.ErrorIs(t, store.Save(context.Background(), name, Snapshot{}), ErrInvalidLoopName, "%q", name)
+		assert.ErrorIs(t, store.Save(ctx, name, Snapshot{}), ErrInvalidLoopName, "%q", name)
+		_, err = store.Load(ctx, name)
+		assert.ErrorIs(t, err, ErrInvalidLoopName, "%q", name)
+		_, err = store.MoveAside(name)
+		assert.ErrorIs(t, err, ErrInvalidLoopName, "%q", name)
 	}
-	path, err := store.Path("Agent_1.v2-x")
-	require.NoError(t, err)
-	assert.Equal(t, "Agent_1.v2-x.json", filepath.Base(path))
+	for _, name := range []string{"Agent_1.v2-x", "a..b", "x.", strings.Repeat("x", 128), "console", "nul_2", "com", "COM10", "lpt"} {
+		path, err := store.Path(name)
+		require.NoError(t, err, "%q", name)
+		assert.Equal(t, filepath.Join(store.dir, name+".json"), path)
+	}
 }
 
 // Save writes a private file, leaves no temporary file behind, and
