@@ -47,8 +47,15 @@ func (a *commandAgent) run(ctx context.Context, _ int) (result, error) {
 	cmd.Stdin = bytes.NewReader(a.prompt)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.WaitDelay = time.Second // do not hang on a grandchild holding the pipe
+	// After a timeout or Ctrl+C, and after the command exits, wait this
+	// long for its output pipe to close: a child it left running may hold
+	// it.
+	cmd.WaitDelay = time.Second
+	ownProcessGroup(cmd, func() bool { return ctx.Err() != nil })
 	err := cmd.Run()
+	if runCtx.Err() != nil {
+		killGroup(cmd) // stopped: nothing it started may run on
+	}
 	res := result{output: out.String(), exitCode: cmd.ProcessState.ExitCode()}
 	if ctx.Err() != nil {
 		return res, ctx.Err()

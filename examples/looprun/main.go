@@ -19,6 +19,8 @@
 // seed 004's choices: resume, skip, wait for the probe, or abort. Without a
 // terminal it stops with exit code 3, unless -wait tells it to wait out
 // cooldowns and the call budget. Ctrl+C stops cleanly, saving the state.
+// The command runs in a process group of its own, so that a timeout or
+// Ctrl+C stops everything it started (proc_unix.go).
 //
 // Exit codes:
 //
