@@ -56,11 +56,18 @@ func newRepo(t *testing.T, script string) *repo {
 	r.git(t, "config", "user.email", "looprun@example.com")
 	r.git(t, "config", "user.name", "looprun test")
 	require.NoError(t, os.WriteFile(filepath.Join(r.dir, "README.md"), []byte("# project\n"), 0o644))
-	full := "#!/bin/sh\nn=$(cat \"$COUNTER\" 2>/dev/null || echo 0)\nn=$((n+1))\necho $n > \"$COUNTER\"\n" + script
-	require.NoError(t, os.WriteFile(filepath.Join(r.dir, "agent.sh"), []byte(full), 0o755))
+	writeScript(t, filepath.Join(r.dir, "agent.sh"), script)
 	r.git(t, "add", ".")
 	r.git(t, "commit", "-qm", "start")
 	return r
+}
+
+// writeScript writes an agent script: it counts its runs in $COUNTER, sets
+// n to this run's number, and goes on with body.
+func writeScript(t *testing.T, path, body string) {
+	t.Helper()
+	full := "#!/bin/sh\nn=$(cat \"$COUNTER\" 2>/dev/null || echo 0)\nn=$((n+1))\necho $n > \"$COUNTER\"\n" + body
+	require.NoError(t, os.WriteFile(path, []byte(full), 0o755))
 }
 
 func (r *repo) git(t *testing.T, args ...string) {
@@ -228,14 +235,33 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 	}
 }
 
+// With -dir a directory inside a repository, only the files under it are
+// the loop's work: changes elsewhere in the repository are not progress,
+// and neither is looprun's own state in the directory's .loopbreaker/.
+func TestSubdirectoryOfARepoIsMeasuredOnItsOwn(t *testing.T) {
+	r := newRepo(t, "")
+	sub := filepath.Join(r.dir, "service")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	writeScript(t, filepath.Join(sub, "agent.sh"), `if [ $n -le 2 ]; then echo "step $n" > "work_$n.txt"; fi
+echo "elsewhere $n" > ../elsewhere.txt
+echo "iteration $n done"
+`)
+	r.git(t, "add", ".")
+	r.git(t, "commit", "-qm", "service")
+
+	out, code := runBin(t, sub, r.counter, "", "-dir", sub, "-interactive", "no", "-max-iterations", "8", "--", "./agent.sh")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "No progress in 3 consecutive iterations (threshold: 3)")
+	assert.Equal(t, 5, r.runs(t), "two with changes under the directory, three without")
+	assert.Regexp(t, `(?m)^\s+1\s+\S+\s+CLOSED\s+ok\s+1\s`, out, "the first iteration changed one file")
+}
+
 // Outside a git repository, new output counts as a change and the same
 // output as none.
 func TestOutsideGitOutputIsTheMeasure(t *testing.T) {
 	dir := t.TempDir()
 	counter := filepath.Join(t.TempDir(), "n")
-	script := "#!/bin/sh\nn=$(cat \"$COUNTER\" 2>/dev/null || echo 0)\nn=$((n+1))\necho $n > \"$COUNTER\"\n" +
-		"if [ $n -le 2 ]; then echo \"new output $n\"; else echo \"same output\"; fi\n"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "agent.sh"), []byte(script), 0o755))
+	writeScript(t, filepath.Join(dir, "agent.sh"), "if [ $n -le 2 ]; then echo \"new output $n\"; else echo \"same output\"; fi\n")
 	out, code := runBin(t, dir, counter, "", "-dir", dir, "-interactive", "no", "--", "./agent.sh")
 	assert.Equal(t, exitTripped, code, out)
 	assert.Contains(t, out, "No progress in 3 consecutive iterations")
