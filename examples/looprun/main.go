@@ -27,10 +27,12 @@
 //	0   done: the agent completed the work (done signals, a finished plan)
 //	1   error: the command could not run, or the state could not be read
 //	2   usage: bad flags
-//	3   tripped: the circuit is open and nobody was asked (no terminal)
+//	3   tripped: the circuit is open and nobody was asked (no terminal, or
+//	    it opened on the last iteration -max-iterations allows)
 //	4   aborted: a person chose abort
 //	5   budget: the call budget is spent (without -wait)
-//	6   limit: -max-iterations ran out before the work was done
+//	6   limit: -max-iterations ran out, and the last iteration neither
+//	    completed the loop nor opened the circuit
 //	130 interrupted: Ctrl+C or SIGTERM
 package main
 
@@ -273,8 +275,7 @@ func (r *runner) loop(ctx context.Context) int {
 		"iter", "time", "state", "result", "files", "consec", "total", "noprog", "error", "calls")
 	for {
 		if r.o.maxIterations > 0 && r.iterations >= r.o.maxIterations {
-			r.stopped = fmt.Sprintf("%d iterations run (-max-iterations)", r.iterations)
-			return exitLimit
+			return r.atLimit()
 		}
 		d := r.cb.Check()
 		if d.Warning != "" {
@@ -294,6 +295,24 @@ func (r *runner) loop(ctx context.Context) int {
 			return exitError
 		}
 	}
+}
+
+// atLimit ends a loop that has run -max-iterations iterations. The last
+// iteration's outcome wins over the limit: if it completed the loop, the
+// loop is done, and if it opened the circuit, the loop is tripped (nobody
+// is asked: no iteration is left to resume).
+func (r *runner) atLimit() int {
+	s := r.cb.Stats()
+	switch {
+	case s.Complete.Kind != loopbreaker.ReasonNone:
+		r.stopped = s.Complete.String()
+		return exitDone
+	case s.State == loopbreaker.Open:
+		r.stopped = s.Reason.String()
+		return exitTripped
+	}
+	r.stopped = fmt.Sprintf("%d iterations run (-max-iterations)", r.iterations)
+	return exitLimit
 }
 
 // iterate runs one iteration and records it.

@@ -157,6 +157,30 @@ if [ $n -ge 2 ]; then echo "all tasks finished"; echo "EXIT_SIGNAL: true"; fi
 	assert.Equal(t, 3, r.runs(t))
 }
 
+// A loop that completes on the last iteration -max-iterations allows is
+// done, not stopped by the limit.
+func TestDoneOnTheLastAllowedIterationIsDone(t *testing.T) {
+	r := newRepo(t, `echo "step $n" > "work_$n.txt"
+if [ $n -ge 2 ]; then echo "EXIT_SIGNAL: true"; fi
+`)
+	out, code := r.looprun(t, "", "-interactive", "no", "-max-iterations", "3")
+	assert.Equal(t, exitDone, code, out)
+	assert.Contains(t, out, "stopped: Complete: the agent reported done 2 times in a row (threshold: 2)")
+	assert.Equal(t, 3, r.runs(t))
+}
+
+// A loop that trips on the last iteration -max-iterations allows is
+// tripped, not stopped by the limit.
+func TestTripOnTheLastAllowedIterationIsATrip(t *testing.T) {
+	r := newRepo(t, `echo "Error: Cannot find module 'left-pad'" >&2
+exit 1
+`)
+	out, code := r.looprun(t, "", "-interactive", "no", "-max-iterations", "3")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "stopped: 3 consecutive failures (threshold: 3)")
+	assert.Equal(t, 3, r.runs(t))
+}
+
 // A plan whose last task gets checked off completes the loop.
 func TestFinishedPlanCompletes(t *testing.T) {
 	r := newRepo(t, `if [ $n -ge 2 ]; then printf -- '- [x] login\n- [x] logout\n' > fix_plan.md; else printf -- '- [x] login\n- [ ] logout\n' > fix_plan.md; fi
