@@ -209,7 +209,8 @@ type runner struct {
 	state       *stateFile
 	agent       agent
 	out         io.Writer
-	in          *bufio.Reader
+	in          io.Reader
+	answers     <-chan string // lines of in, once ask has started reading
 	interactive bool
 
 	samples    map[string]string // fingerprint → the error's first line
@@ -223,7 +224,7 @@ func newRunner(o *options, stdin io.Reader, stdout io.Writer) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{o: o, cb: cb, out: stdout, in: bufio.NewReader(stdin), samples: map[string]string{}}
+	r := &runner{o: o, cb: cb, out: stdout, in: stdin, samples: map[string]string{}}
 	r.interactive = o.interactive == "yes" || o.interactive == "auto" && isTerminal(stdin)
 
 	if len(o.argv) == 0 {
@@ -433,7 +434,16 @@ func (r *runner) refused(ctx context.Context, d loopbreaker.Decision) (code int,
 func (r *runner) ask(ctx context.Context, d loopbreaker.Decision) (code int, stop bool) {
 	for {
 		fmt.Fprint(r.out, "      [r]esume, [s]kip, [w]ait for the probe, [a]bort? ")
-		line, err := r.in.ReadString('\n')
+		line, err := r.readAnswer(ctx)
+		switch {
+		case ctx.Err() != nil:
+			fmt.Fprintln(r.out)
+			r.stopped = "interrupted"
+			return exitInterrupted, true
+		case err != nil:
+			fmt.Fprintln(r.out, "(the input ended)")
+			line = "abort" // nobody is left to ask: seed 004's non-interactive abort
+		}
 		answer := strings.ToLower(strings.TrimSpace(line))
 		switch {
 		case answer == "r" || answer == "resume":
@@ -450,11 +460,38 @@ func (r *runner) ask(ctx context.Context, d loopbreaker.Decision) (code int, sto
 				continue
 			}
 			return r.sleep(ctx, d.RetryAfter)
-		case answer == "a" || answer == "abort" || err != nil:
+		case answer == "a" || answer == "abort":
 			r.cb.Abort()
 			r.stopped = "aborted: " + d.Reason.String()
 			return exitAborted, true
 		}
+	}
+}
+
+// readAnswer returns the person's next line, or io.EOF when the input has
+// ended. A read cannot be interrupted, so a goroutine reads the lines and
+// readAnswer waits for one or for ctx: Ctrl+C at the prompt stops the loop
+// at once. The goroutine lives until the input ends.
+func (r *runner) readAnswer(ctx context.Context) (string, error) {
+	if r.answers == nil {
+		lines := make(chan string)
+		go func() {
+			defer close(lines)
+			sc := bufio.NewScanner(r.in)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+		}()
+		r.answers = lines
+	}
+	select {
+	case line, ok := <-r.answers:
+		if !ok {
+			return "", io.EOF
+		}
+		return line, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
 	}
 }
 

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -117,6 +119,104 @@ func runBin(t *testing.T, dir, counter, stdin string, args ...string) (string, i
 	return out.String(), cmd.ProcessState.ExitCode()
 }
 
+// session is a runner whose stdin and output the test holds, to answer its
+// prompt when it has been asked.
+type session struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	chunks chan string // the output as it comes; closed at its end
+	out    strings.Builder
+}
+
+// startSession starts the runner on the repository's script.
+func (r *repo) startSession(t *testing.T, flags ...string) *session {
+	t.Helper()
+	args := append([]string{"-dir", r.dir}, flags...)
+	cmd := exec.Command(looprunBin, append(args, "--", "./agent.sh")...)
+	cmd.Dir = r.dir
+	cmd.Env = append(os.Environ(), "COUNTER="+r.counter)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	cmd.Stdout, cmd.Stderr = pw, pw
+	require.NoError(t, cmd.Start())
+	pw.Close()
+	s := &session{cmd: cmd, stdin: stdin, chunks: make(chan string)}
+	go func() {
+		defer close(s.chunks)
+		defer pr.Close()
+		buf := make([]byte, 4096)
+		for {
+			n, err := pr.Read(buf)
+			if n > 0 {
+				s.chunks <- string(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil { // the test failed before waiting
+			_ = cmd.Process.Kill()
+			for range s.chunks {
+			}
+			_ = cmd.Wait()
+		}
+	})
+	return s
+}
+
+// sessionBound bounds how long a session waits for looprun to print
+// something or to end: a bound on a hang, not a timing.
+const sessionBound = 30 * time.Second
+
+// read adds the next piece of output to s.out; false at its end. A
+// looprun that hangs is killed and fails the test.
+func (s *session) read(t *testing.T, deadline <-chan time.Time, waitingFor string) bool {
+	t.Helper()
+	select {
+	case chunk, ok := <-s.chunks:
+		s.out.WriteString(chunk)
+		return ok
+	case <-deadline:
+		_ = s.cmd.Process.Kill()
+		t.Fatalf("looprun hangs, waiting for %s:\n%s", waitingFor, s.out.String())
+		return false
+	}
+}
+
+// waitFor reads the output until text appears in it.
+func (s *session) waitFor(t *testing.T, text string) {
+	t.Helper()
+	deadline := time.NewTimer(sessionBound)
+	defer deadline.Stop()
+	for !strings.Contains(s.out.String(), text) {
+		if !s.read(t, deadline.C, fmt.Sprintf("%q", text)) {
+			t.Fatalf("looprun ended without printing %q:\n%s", text, s.out.String())
+		}
+	}
+}
+
+// wait reads the rest of the output, waits for the runner to end, and
+// returns its output and exit code.
+func (s *session) wait(t *testing.T) (string, int) {
+	t.Helper()
+	deadline := time.NewTimer(sessionBound)
+	defer deadline.Stop()
+	for s.read(t, deadline.C, "its end") {
+	}
+	s.stdin.Close()
+	err := s.cmd.Wait()
+	var exitErr *exec.ExitError
+	require.True(t, err == nil || errors.As(err, &exitErr), "waiting for looprun: %v", err)
+	return s.out.String(), s.cmd.ProcessState.ExitCode()
+}
+
+// prompt is what looprun asks when the circuit opens at a terminal.
+const prompt = "[r]esume, [s]kip, [w]ait for the probe, [a]bort? "
+
 // A script that fails the same way every time, at another line each time:
 // the breaker trips on the same error, and without a terminal looprun
 // stops with exit code 3.
@@ -222,7 +322,7 @@ exit 1
 	r := newRepo(t, script)
 	out, code := r.looprun(t, "a\n", "-interactive", "yes")
 	assert.Equal(t, exitAborted, code, out)
-	assert.Contains(t, out, "[r]esume, [s]kip, [w]ait for the probe, [a]bort?")
+	assert.Contains(t, out, prompt)
 	assert.Equal(t, 3, r.runs(t))
 
 	r = newRepo(t, script)

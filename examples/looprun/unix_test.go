@@ -169,3 +169,25 @@ wait
 	assert.Equal(t, exitLimit, code, out.String())
 	requireGone(t, grandchild(t, pidFile))
 }
+
+// Ctrl+C while looprun waits for an answer at its prompt: it stops at once
+// with exit 130, and the open circuit is saved as it was, neither aborted
+// nor resumed, so the next run goes on with its cooldown.
+func TestInterruptAtThePromptStopsAndSaves(t *testing.T) {
+	r := newRepo(t, `echo "Error: Cannot find module 'left-pad'" >&2
+exit 1
+`)
+	s := r.startSession(t, "-interactive", "yes", "-cooldown", "1h")
+	s.waitFor(t, prompt)
+	require.NoError(t, s.cmd.Process.Signal(os.Interrupt))
+	out, code := s.wait(t)
+	assert.Equal(t, exitInterrupted, code, out)
+	assert.Contains(t, out, "stopped: interrupted")
+	assert.Equal(t, 3, r.runs(t))
+
+	out, code = r.looprun(t, "", "-interactive", "no")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "resuming")
+	assert.Contains(t, out, "circuit OPEN: 3 consecutive failures (threshold: 3); probe in")
+	assert.Equal(t, 3, r.runs(t), "the script did not run again")
+}
