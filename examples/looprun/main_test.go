@@ -436,3 +436,43 @@ func TestFlagsBeatThePreset(t *testing.T) {
 	assert.Contains(t, out, "calls: 1 of 100 in the last hour", "the autonomous preset's budget is on")
 	assert.Equal(t, 1, r.runs(t))
 }
+
+// A threshold flag given as 0 means what 0 means in the Config: the
+// library's default, not the preset's value; a flag not given leaves the
+// preset's value. migration-safety trips on the first failure; with
+// -failures 0 it takes the default three.
+func TestExplicitZeroFlagIsTheLibraryDefault(t *testing.T) {
+	script := `echo "Error: Cannot find module 'left-pad'" >&2
+exit 1
+`
+	r := newRepo(t, script)
+	out, code := r.looprun(t, "", "-interactive", "no", "-preset", "migration-safety")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "1 consecutive failures (threshold: 1)")
+	assert.Equal(t, 1, r.runs(t))
+
+	r = newRepo(t, script)
+	out, code = r.looprun(t, "", "-interactive", "no", "-preset", "migration-safety", "-failures", "0", "-same-errors", "-1")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "3 consecutive failures (threshold: 3)")
+	assert.Equal(t, 3, r.runs(t))
+
+	r = newRepo(t, "echo \"step $n\" > work.txt\necho 'EXIT_SIGNAL: true'\n")
+	out, code = r.looprun(t, "", "-interactive", "no", "-preset", "autonomous", "-calls-per-hour", "0")
+	assert.Equal(t, exitDone, code, out)
+	assert.NotContains(t, out, "calls:", "no budget: the autonomous preset's 100 calls are off")
+}
+
+// The help says what a flag given as 0 and a flag not given mean.
+func TestHelpSaysWhatZeroAndAbsentFlagsMean(t *testing.T) {
+	out, code := runBin(t, t.TempDir(), "", "", "-h")
+	assert.Equal(t, exitDone, code, out)
+	for _, want := range []string{
+		"consecutive failures that open the circuit (not given: the preset's; 0: the library's default, 3; negative: off)",
+		"(not given: the preset's; 0: the library's default, 30s)",
+		"(not given: the preset's; 0 or negative: no budget)",
+		"(not given: the preset's; 0 or negative: off)",
+	} {
+		assert.Contains(t, out, want)
+	}
+}
