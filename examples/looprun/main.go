@@ -26,6 +26,7 @@
 //
 //	0   done: the agent completed the work (done signals, a finished plan)
 //	1   error: the command could not run, or the state could not be read
+//	    or saved (a failed save wins over the codes below)
 //	2   usage: bad flags
 //	3   tripped: the circuit is open and nobody was asked (no terminal, or
 //	    it opened on the last iteration -max-iterations allows)
@@ -205,13 +206,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitError
 	}
 	code := r.loop(ctx)
-	if err := r.save(); err != nil {
-		fmt.Fprintln(stderr, "looprun: saving the state:", err)
-		if code == exitDone {
-			code = exitError
-		}
+	// A state that could not be saved is an error whatever stopped the
+	// loop: the next run would go on from an older state. The summary
+	// still says why the loop stopped.
+	saveErr := r.save()
+	if saveErr != nil {
+		fmt.Fprintln(stderr, "looprun: saving the state:", saveErr)
+		code = exitError
 	}
-	r.summary(code)
+	r.summary(code, saveErr)
 	return code
 }
 
@@ -522,7 +525,7 @@ func (r *runner) sleep(ctx context.Context, d time.Duration) (code int, stop boo
 }
 
 // summary prints how the loop ended and what it saw.
-func (r *runner) summary(code int) {
+func (r *runner) summary(code int, saveErr error) {
 	s := r.cb.Stats()
 	fmt.Fprintln(r.out)
 	fmt.Fprintf(r.out, "stopped: %s (exit %d)\n", r.stopped, code)
@@ -531,7 +534,11 @@ func (r *runner) summary(code int) {
 	if s.Budget.Limit > 0 {
 		fmt.Fprintf(r.out, "calls: %d of %d in the last hour\n", s.Budget.Used, s.Budget.Limit)
 	}
-	fmt.Fprintf(r.out, "state saved in %s\n", r.state.path())
+	if saveErr != nil {
+		fmt.Fprintf(r.out, "state NOT saved in %s: %v\n", r.state.path(), saveErr)
+	} else {
+		fmt.Fprintf(r.out, "state saved in %s\n", r.state.path())
+	}
 	if code == exitTripped && s.RetryAfter > 0 {
 		fmt.Fprintf(r.out, "the circuit is open: run again after %s for the probe, with -wait to wait here, or with -reset to start afresh\n",
 			s.RetryAfter.Round(time.Second))

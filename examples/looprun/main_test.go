@@ -476,3 +476,28 @@ func TestHelpSaysWhatZeroAndAbsentFlagsMean(t *testing.T) {
 		assert.Contains(t, out, want)
 	}
 }
+
+// A state that cannot be saved at the end is an error (exit 1), whatever
+// stopped the loop: here a person aborts, which alone would be exit 4.
+// The summary still says why the loop stopped, and that the state is not
+// saved.
+func TestFailedFinalSaveIsAnErrorWhateverStoppedTheLoop(t *testing.T) {
+	r := newRepo(t, `echo "Error: Cannot find module 'left-pad'" >&2
+exit 1
+`)
+	s := r.startSession(t, "-interactive", "yes", "-cooldown", "1h")
+	s.waitFor(t, prompt)
+	// A directory where the state file was: the save cannot rename its
+	// temporary file over it (even as root).
+	state := filepath.Join(r.dir, stateDirName, "loop.json")
+	require.NoError(t, os.Remove(state))
+	require.NoError(t, os.MkdirAll(filepath.Join(state, "in-the-way"), 0o755))
+	_, err := io.WriteString(s.stdin, "a\n")
+	require.NoError(t, err)
+
+	out, code := s.wait(t)
+	assert.Equal(t, exitError, code, out)
+	assert.Contains(t, out, "looprun: saving the state:")
+	assert.Contains(t, out, "stopped: aborted: 3 consecutive failures (threshold: 3) (exit 1)")
+	assert.Contains(t, out, "state NOT saved in")
+}
