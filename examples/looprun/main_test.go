@@ -501,3 +501,16 @@ exit 1
 	assert.Contains(t, out, "stopped: aborted: 3 consecutive failures (threshold: 3) (exit 1)")
 	assert.Contains(t, out, "state NOT saved in")
 }
+
+// With a call budget of 2 per hour, a script that succeeds and changes
+// files runs twice; the third iteration is refused, without opening the
+// circuit, and looprun stops with exit 5.
+func TestSpentCallBudgetStopsWithExitBudget(t *testing.T) {
+	r := newRepo(t, "echo \"step $n\" > \"work_$n.txt\"\n")
+	out, code := r.looprun(t, "", "-interactive", "no", "-calls-per-hour", "2")
+	assert.Equal(t, exitBudget, code, out)
+	assert.Regexp(t, `stopped: Call budget exhausted: 2 calls in the last hour \(limit: 2\); next call in (59m\d+s|1h0m0s) \(exit 5\)`, out)
+	assert.Contains(t, out, "calls: 2 of 2 in the last hour")
+	assert.Contains(t, out, "state CLOSED", "a spent budget is not a trip")
+	assert.Equal(t, 2, r.runs(t))
+}
