@@ -69,9 +69,35 @@ const (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := run(ctx, realClock{}, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// clock is the runner's time. The breaker reads it (Config.Now), and the
+// runner waits on it for a cooldown or the call budget, so that a test can
+// take a loop through an hour's wait at once. The commands run in real
+// time.
+type clock interface {
+	Now() time.Time
+	// Sleep waits d, or until ctx is done and returns its error.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// realClock is the clock of the real world.
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // options are the parsed command line.
@@ -191,7 +217,7 @@ func thresholdHelp(what string, def int) string {
 }
 
 // run is the whole program; it returns the exit code.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func run(ctx context.Context, clk clock, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitDone
@@ -200,7 +226,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "looprun:", err)
 		return exitUsage
 	}
-	r, err := newRunner(o, stdin, stdout)
+	r, err := newRunner(o, clk, stdin, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "looprun:", err)
 		return exitError
@@ -222,6 +248,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 type runner struct {
 	o           *options
 	cb          *loopbreaker.CircuitBreaker
+	clock       clock
 	state       *stateFile
 	agent       agent
 	out         io.Writer
@@ -235,12 +262,14 @@ type runner struct {
 	iterations int               // run by this process
 }
 
-func newRunner(o *options, stdin io.Reader, stdout io.Writer) (*runner, error) {
-	cb, err := loopbreaker.New(o.cfg)
+func newRunner(o *options, clk clock, stdin io.Reader, stdout io.Writer) (*runner, error) {
+	cfg := o.cfg
+	cfg.Now = clk.Now
+	cb, err := loopbreaker.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{o: o, cb: cb, out: stdout, in: stdin, samples: map[string]string{}}
+	r := &runner{o: o, cb: cb, clock: clk, out: stdout, in: stdin, samples: map[string]string{}}
 	r.interactive = o.interactive == "yes" || o.interactive == "auto" && isTerminal(stdin)
 
 	if len(o.argv) == 0 {
@@ -339,7 +368,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	if _, simulated := r.agent.(simulatedAgent); !simulated {
 		before, inGit = gitTree(r.o.dir)
 	}
-	started := time.Now()
+	started := r.clock.Now()
 	r.iterations++
 	res, err := r.agent.run(ctx, r.cb.Stats().Iterations+1)
 	if errors.Is(err, context.Canceled) {
@@ -393,7 +422,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	}
 	fmt.Fprintf(r.out, "%5d  %-8s  %-9s  %-6s  %5d  %6d  %5d  %6d  %-8s  %s  (%s)\n",
 		s.Iterations, started.Format(time.TimeOnly), s.State, outcome, it.Progress.FilesChanged,
-		s.ConsecutiveFailures, s.TotalFailures, s.ConsecutiveNoProgress, fp, calls, time.Since(started).Round(time.Millisecond))
+		s.ConsecutiveFailures, s.TotalFailures, s.ConsecutiveNoProgress, fp, calls, r.clock.Now().Sub(started).Round(time.Millisecond))
 	return 0, false
 }
 
@@ -511,17 +540,13 @@ func (r *runner) readAnswer(ctx context.Context) (string, error) {
 	}
 }
 
-// sleep waits d or until ctx is done.
+// sleep waits d on the runner's clock, or until ctx is done.
 func (r *runner) sleep(ctx context.Context, d time.Duration) (code int, stop bool) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return 0, false
-	case <-ctx.Done():
+	if err := r.clock.Sleep(ctx, d); err != nil {
 		r.stopped = "interrupted"
 		return exitInterrupted, true
 	}
+	return 0, false
 }
 
 // summary prints how the loop ended and what it saw.
