@@ -301,14 +301,20 @@ func newRunner(o *options, clk clock, stdin io.Reader, stdout io.Writer) (*runne
 	return r, nil
 }
 
-// isTerminal reports whether in is a terminal (a character device).
+// isTerminal reports whether in is a terminal: a character device other
+// than the null device, which is one too (cron and CI jobs often read
+// from /dev/null, and nobody there answers a prompt).
 func isTerminal(in io.Reader) bool {
 	f, ok := in.(*os.File)
 	if !ok {
 		return false
 	}
 	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
 }
 
 func (r *runner) save() error { return r.state.save(r.cb) }

@@ -332,6 +332,23 @@ exit 1
 	assert.Equal(t, 6, r.runs(t))
 }
 
+// A job whose stdin is /dev/null (cron, CI) has nobody to ask: with
+// -interactive auto, looprun stops at the trip with exit 3 instead of
+// reading the end of the input as an abort.
+func TestNullStdinIsNotATerminal(t *testing.T) {
+	r := newRepo(t, `echo "Error: Cannot find module 'left-pad'" >&2
+exit 1
+`)
+	cmd := exec.Command(looprunBin, "-dir", r.dir, "--", "./agent.sh")
+	cmd.Env = append(os.Environ(), "COUNTER="+r.counter)
+	cmd.Stdin = nil // the null device
+	out, err := cmd.CombinedOutput()
+	var exitErr *exec.ExitError
+	require.True(t, err == nil || errors.As(err, &exitErr), "running looprun: %v", err)
+	assert.Equal(t, exitTripped, cmd.ProcessState.ExitCode(), string(out))
+	assert.NotContains(t, string(out), prompt)
+}
+
 // On a fresh machine, without a command: the simulated agent runs, trips,
 // and the state is kept in .loopbreaker/.
 func TestSimulatedAgentOnAFreshMachine(t *testing.T) {
