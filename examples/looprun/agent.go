@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -27,11 +29,13 @@ type agent interface {
 }
 
 // commandAgent runs a command, feeding it the prompt file on stdin when
-// there is one, as in `cat PROMPT.md | agent`.
+// there is one, as in `cat PROMPT.md | agent`: read afresh each
+// iteration, so that a person (or the agent) may change it while the loop
+// runs.
 type commandAgent struct {
 	argv    []string
 	dir     string
-	prompt  []byte
+	prompt  string // the prompt file's path
 	timeout time.Duration
 }
 
@@ -40,11 +44,15 @@ func (a *commandAgent) name() string { return strings.Join(a.argv, " ") }
 // run runs the command once. Only a cancelled ctx is an error: a failing
 // or timed-out command is a result.
 func (a *commandAgent) run(ctx context.Context, _ int) (result, error) {
+	prompt, err := os.ReadFile(a.prompt)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return result{}, fmt.Errorf("read the prompt: %w", err)
+	}
 	runCtx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, a.argv[0], a.argv[1:]...)
 	cmd.Dir = a.dir
-	cmd.Stdin = bytes.NewReader(a.prompt)
+	cmd.Stdin = bytes.NewReader(prompt)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	// After a timeout or Ctrl+C, and after the command exits, wait this
@@ -52,7 +60,7 @@ func (a *commandAgent) run(ctx context.Context, _ int) (result, error) {
 	// it.
 	cmd.WaitDelay = time.Second
 	ownProcessGroup(cmd, func() bool { return ctx.Err() != nil })
-	err := cmd.Run()
+	err = cmd.Run()
 	if runCtx.Err() != nil {
 		killGroup(cmd) // stopped: nothing it started may run on
 	}

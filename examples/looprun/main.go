@@ -275,11 +275,7 @@ func newRunner(o *options, clk clock, stdin io.Reader, stdout io.Writer) (*runne
 	if len(o.argv) == 0 {
 		r.agent = simulatedAgent{}
 	} else {
-		prompt, err := os.ReadFile(filepath.Join(o.dir, o.prompt))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		r.agent = &commandAgent{argv: o.argv, dir: o.dir, prompt: prompt, timeout: o.timeout}
+		r.agent = &commandAgent{argv: o.argv, dir: o.dir, prompt: filepath.Join(o.dir, o.prompt), timeout: o.timeout}
 	}
 
 	r.state, err = openState(o.dir, o.name)

@@ -332,6 +332,22 @@ exit 1
 	assert.Equal(t, 6, r.runs(t))
 }
 
+// The prompt file is read afresh each iteration, as in
+// `while :; do cat PROMPT.md | agent; done`: a change to it reaches the next
+// iteration.
+func TestPromptIsReadEveryIteration(t *testing.T) {
+	r := newRepo(t, `read line
+echo "$line" >> "$COUNTER.prompts"
+echo "second" > PROMPT.md
+`)
+	require.NoError(t, os.WriteFile(filepath.Join(r.dir, "PROMPT.md"), []byte("first\n"), 0o644))
+	out, code := r.looprun(t, "", "-interactive", "no", "-max-iterations", "2")
+	require.Equal(t, exitLimit, code, out)
+	prompts, err := os.ReadFile(r.counter + ".prompts")
+	require.NoError(t, err)
+	assert.Equal(t, "first\nsecond\n", string(prompts))
+}
+
 // A job whose stdin is /dev/null (cron, CI) has nobody to ask: with
 // -interactive auto, looprun stops at the trip with exit 3 instead of
 // reading the end of the input as an abort.
