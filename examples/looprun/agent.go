@@ -73,7 +73,14 @@ func (a *commandAgent) run(ctx context.Context, _ int) (result, error) {
 		return res, nil
 	}
 	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
+	switch {
+	case err == nil, errors.As(err, &exitErr):
+	case errors.Is(err, exec.ErrWaitDelay):
+		// The command exited, but a process it left running (a server,
+		// say) held its output open until WaitDelay: the exit status and
+		// the output so far are the iteration's. That process is left to
+		// run, as it would be after `cat PROMPT.md | agent`.
+	default:
 		return res, fmt.Errorf("run %s: %w", a.argv[0], err) // not found, not executable
 	}
 	return res, nil

@@ -191,3 +191,20 @@ exit 1
 	assert.Contains(t, out, "circuit OPEN: 3 consecutive failures (threshold: 3); probe in")
 	assert.Equal(t, 3, r.runs(t), "the script did not run again")
 }
+
+// A command that exits and leaves a process running that holds its output
+// open (a server it started, say) has still run: the iteration is its
+// exit status and output, not an error that stops the loop.
+func TestCommandThatLeavesAProcessRunningHasRun(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	r := newRepo(t, `sleep 1000 &
+echo $! > "$PIDFILE"
+echo "step $n" > work.txt
+echo "started the server"
+`)
+	cmd, out := r.startBin(t, []string{"PIDFILE=" + pidFile}, "-interactive", "no", "-max-iterations", "1")
+	code := exitCode(t, cmd)
+	grandchild(t, pidFile)
+	assert.Equal(t, exitLimit, code, out.String())
+	assert.Regexp(t, `(?m)^\s+1\s+\S+\s+CLOSED\s+ok\s+1\s`, out.String())
+}
