@@ -322,6 +322,10 @@ func (r *runner) loop(ctx context.Context) int {
 	fmt.Fprintf(r.out, "%5s  %-8s  %-9s  %-6s  %5s  %6s  %5s  %6s  %-8s  %s\n",
 		"iter", "time", "state", "result", "files", "consec", "total", "noprog", "error", "calls")
 	for {
+		if ctx.Err() != nil {
+			r.stopped = "interrupted"
+			return exitInterrupted
+		}
 		if r.o.maxIterations > 0 && r.iterations >= r.o.maxIterations {
 			return r.atLimit()
 		}
@@ -329,15 +333,17 @@ func (r *runner) loop(ctx context.Context) int {
 		if d.Warning != "" {
 			fmt.Fprintln(r.out, "      warning:", d.Warning)
 		}
-		if !d.Allow {
-			if code, stop := r.refused(ctx, d); stop {
-				return code
-			}
-			continue
+		code, stop := 0, false
+		if d.Allow {
+			code, stop = r.iterate(ctx, d)
+		} else {
+			code, stop = r.refused(ctx, d) // a person may have resumed
 		}
-		if code, stop := r.iterate(ctx, d); stop {
-			return code
+		if stop {
+			return code // run saves the state
 		}
+		// Save every change before the next iteration: a runner killed
+		// during it (kill -9, a crash) must not lose a trip or a resume.
 		if err := r.save(); err != nil {
 			r.stopped = "saving the state: " + err.Error()
 			return exitError

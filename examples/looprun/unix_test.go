@@ -5,8 +5,10 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -207,4 +209,28 @@ echo "started the server"
 	grandchild(t, pidFile)
 	assert.Equal(t, exitLimit, code, out.String())
 	assert.Regexp(t, `(?m)^\s+1\s+\S+\s+CLOSED\s+ok\s+1\s`, out.String())
+}
+
+// A person's resume is saved at once: a runner killed (kill -9) during the
+// next iteration leaves the circuit closed, as the person left it, not
+// open as the last iteration before the prompt did.
+func TestResumeIsSavedBeforeTheNextIteration(t *testing.T) {
+	r := newRepo(t, `if [ $n -eq 4 ]; then kill -KILL $PPID; exit 0; fi
+echo "Error: Cannot find module 'left-pad'" >&2
+exit 1
+`)
+	s := r.startSession(t, "-interactive", "yes", "-cooldown", "1h")
+	s.waitFor(t, prompt)
+	_, err := io.WriteString(s.stdin, "r\n")
+	require.NoError(t, err)
+	out, _ := s.wait(t)
+	require.Equal(t, 4, r.runs(t), out)
+
+	data, err := os.ReadFile(filepath.Join(r.dir, stateDirName, "loop.json"))
+	require.NoError(t, err)
+	var state struct {
+		State string `json:"state"`
+	}
+	require.NoError(t, json.Unmarshal(data, &state))
+	assert.Equal(t, "CLOSED", state.State)
 }
