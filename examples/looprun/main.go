@@ -572,9 +572,12 @@ func (r *runner) summary(code int, saveErr error) {
 	} else {
 		fmt.Fprintf(r.out, "state saved in %s\n", r.state.path())
 	}
-	if code == exitTripped && s.RetryAfter > 0 {
+	switch {
+	case code == exitTripped && s.RetryAfter > 0:
 		fmt.Fprintf(r.out, "the circuit is open: run again after %s for the probe, with -wait to wait here, or with -reset to start afresh\n",
 			s.RetryAfter.Round(time.Second))
+	case code == exitTripped && s.State == loopbreaker.Open:
+		fmt.Fprintln(r.out, "the circuit is held open, and no cooldown ends that: run again at a terminal to resume or skip, or with -reset to start afresh")
 	}
 	if len(s.ErrorCounts) == 0 {
 		return

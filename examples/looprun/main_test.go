@@ -348,6 +348,28 @@ echo "second" > PROMPT.md
 	assert.Equal(t, "first\nsecond\n", string(prompts))
 }
 
+// An abort holds the circuit open across runs: the next run without a
+// terminal stops at once and says how to go on; one at a terminal may
+// resume.
+func TestAbortedLoopStaysStoppedUntilAPersonResumes(t *testing.T) {
+	r := newRepo(t, `if [ $n -le 3 ]; then echo "Error: Cannot find module 'left-pad'" >&2; exit 1; fi
+echo "step $n" > "work_$n.txt"
+echo "EXIT_SIGNAL: true"
+`)
+	out, code := r.looprun(t, "a\n", "-interactive", "yes")
+	require.Equal(t, exitAborted, code, out)
+
+	out, code = r.looprun(t, "", "-interactive", "no")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "held open")
+	assert.Contains(t, out, "-reset")
+	assert.Equal(t, 3, r.runs(t))
+
+	out, code = r.looprun(t, "r\n", "-interactive", "yes")
+	assert.Equal(t, exitDone, code, out)
+	assert.Equal(t, 5, r.runs(t))
+}
+
 // A job whose stdin is /dev/null (cron, CI) has nobody to ask: with
 // -interactive auto, looprun stops at the trip with exit 3 instead of
 // reading the end of the input as an abort.
