@@ -16,7 +16,7 @@ import (
 type result struct {
 	output   string
 	exitCode int  // -1 when the command could not run to an exit
-	timedOut bool // the run hit --timeout
+	timedOut bool // the run hit -timeout
 	// files is the simulated agent's own count of changed files; commands
 	// are measured from the working tree instead.
 	files int
@@ -41,8 +41,9 @@ type commandAgent struct {
 
 func (a *commandAgent) name() string { return strings.Join(a.argv, " ") }
 
-// run runs the command once. Only a cancelled ctx is an error: a failing
-// or timed-out command is a result.
+// run runs the command once. A cancelled ctx, a prompt file that cannot
+// be read and a command that cannot start are errors; a failing or
+// timed-out command is a result.
 func (a *commandAgent) run(ctx context.Context, _ int) (result, error) {
 	prompt, err := os.ReadFile(a.prompt)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

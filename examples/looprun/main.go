@@ -465,7 +465,10 @@ func (r *runner) refused(ctx context.Context, d loopbreaker.Decision) (code int,
 	}
 
 	if d.State == loopbreaker.HalfOpen {
-		// The probe is in flight: wait for its outcome.
+		// The probe is in flight: wait for its outcome. This runner
+		// records every iteration it runs, and a restored breaker has no
+		// probe in flight, so only a host that runs iterations side by
+		// side gets here.
 		return r.sleep(ctx, time.Second)
 	}
 	fmt.Fprintf(r.out, "      circuit %s: %s", d.State, d.Reason)

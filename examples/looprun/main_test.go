@@ -94,29 +94,48 @@ func (r *repo) runs(t *testing.T) int {
 	return n
 }
 
+// command is the runner on the repository's script with flags, with env
+// added to the environment.
+func (r *repo) command(env []string, flags ...string) *exec.Cmd {
+	args := append([]string{"-dir", r.dir}, flags...)
+	cmd := exec.Command(looprunBin, append(args, "--", "./agent.sh")...)
+	cmd.Dir = r.dir
+	cmd.Env = append(append(os.Environ(), "COUNTER="+r.counter), env...)
+	return cmd
+}
+
 // looprun runs the runner on the repository's script with flags, feeding
 // it stdin, and returns its output and exit code.
 func (r *repo) looprun(t *testing.T, stdin string, flags ...string) (string, int) {
 	t.Helper()
-	args := append([]string{"-dir", r.dir}, flags...)
-	args = append(args, "--", "./agent.sh")
-	return runBin(t, r.dir, r.counter, stdin, args...)
+	return runCmd(t, r.command(nil, flags...), stdin)
 }
 
+// runBin runs the runner with args in dir.
 func runBin(t *testing.T, dir, counter, stdin string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(looprunBin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "COUNTER="+counter)
+	return runCmd(t, cmd, stdin)
+}
+
+// runCmd runs cmd, feeding it stdin, and returns its output and exit code.
+func runCmd(t *testing.T, cmd *exec.Cmd, stdin string) (string, int) {
+	t.Helper()
 	cmd.Stdin = strings.NewReader(stdin)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
+	code := exited(t, cmd, cmd.Run())
+	return out.String(), code
+}
+
+// exited returns the exit code of cmd, whose Run or Wait returned err.
+func exited(t *testing.T, cmd *exec.Cmd, err error) int {
+	t.Helper()
 	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
-		t.Fatalf("running looprun: %v", err)
-	}
-	return out.String(), cmd.ProcessState.ExitCode()
+	require.True(t, err == nil || errors.As(err, &exitErr), "running looprun: %v", err)
+	return cmd.ProcessState.ExitCode()
 }
 
 // session is a runner whose stdin and output the test holds, to answer its
@@ -131,10 +150,7 @@ type session struct {
 // startSession starts the runner on the repository's script.
 func (r *repo) startSession(t *testing.T, flags ...string) *session {
 	t.Helper()
-	args := append([]string{"-dir", r.dir}, flags...)
-	cmd := exec.Command(looprunBin, append(args, "--", "./agent.sh")...)
-	cmd.Dir = r.dir
-	cmd.Env = append(os.Environ(), "COUNTER="+r.counter)
+	cmd := r.command(nil, flags...)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	pr, pw, err := os.Pipe()
@@ -208,10 +224,7 @@ func (s *session) wait(t *testing.T) (string, int) {
 	for s.read(t, deadline.C, "its end") {
 	}
 	s.stdin.Close()
-	err := s.cmd.Wait()
-	var exitErr *exec.ExitError
-	require.True(t, err == nil || errors.As(err, &exitErr), "waiting for looprun: %v", err)
-	return s.out.String(), s.cmd.ProcessState.ExitCode()
+	return s.out.String(), exited(t, s.cmd, s.cmd.Wait())
 }
 
 // prompt is what looprun asks when the circuit opens at a terminal.
@@ -377,13 +390,10 @@ func TestNullStdinIsNotATerminal(t *testing.T) {
 	r := newRepo(t, `echo "Error: Cannot find module 'left-pad'" >&2
 exit 1
 `)
-	cmd := exec.Command(looprunBin, "-dir", r.dir, "--", "./agent.sh")
-	cmd.Env = append(os.Environ(), "COUNTER="+r.counter)
+	cmd := r.command(nil)
 	cmd.Stdin = nil // the null device
 	out, err := cmd.CombinedOutput()
-	var exitErr *exec.ExitError
-	require.True(t, err == nil || errors.As(err, &exitErr), "running looprun: %v", err)
-	assert.Equal(t, exitTripped, cmd.ProcessState.ExitCode(), string(out))
+	assert.Equal(t, exitTripped, exited(t, cmd, err), string(out))
 	assert.NotContains(t, string(out), prompt)
 }
 

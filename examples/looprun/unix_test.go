@@ -45,10 +45,7 @@ func awaitStarted(t *testing.T, path string) {
 // startBin starts the runner on the repository's script with env added.
 func (r *repo) startBin(t *testing.T, env []string, flags ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	args := append([]string{"-dir", r.dir}, flags...)
-	cmd := exec.Command(looprunBin, append(args, "--", "./agent.sh")...)
-	cmd.Dir = r.dir
-	cmd.Env = append(append(os.Environ(), "COUNTER="+r.counter), env...)
+	cmd := r.command(env, flags...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
@@ -58,10 +55,7 @@ func (r *repo) startBin(t *testing.T, env []string, flags ...string) (*exec.Cmd,
 // exitCode waits for the runner and returns its exit code.
 func exitCode(t *testing.T, cmd *exec.Cmd) int {
 	t.Helper()
-	err := cmd.Wait()
-	var exitErr *exec.ExitError
-	require.True(t, err == nil || errors.As(err, &exitErr), "waiting for looprun: %v", err)
-	return cmd.ProcessState.ExitCode()
+	return exited(t, cmd, cmd.Wait())
 }
 
 // grandchild reads the pid the script wrote of the process it started in
