@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -14,7 +16,7 @@ import (
 type result struct {
 	output   string
 	exitCode int  // -1 when the command could not run to an exit
-	timedOut bool // the run hit --timeout
+	timedOut bool // the run hit -timeout
 	// files is the simulated agent's own count of changed files; commands
 	// are measured from the working tree instead.
 	files int
@@ -27,28 +29,42 @@ type agent interface {
 }
 
 // commandAgent runs a command, feeding it the prompt file on stdin when
-// there is one, as in `cat PROMPT.md | agent`.
+// there is one, as in `cat PROMPT.md | agent`: read afresh each
+// iteration, so that a person (or the agent) may change it while the loop
+// runs.
 type commandAgent struct {
 	argv    []string
 	dir     string
-	prompt  []byte
+	prompt  string // the prompt file's path
 	timeout time.Duration
 }
 
 func (a *commandAgent) name() string { return strings.Join(a.argv, " ") }
 
-// run runs the command once. Only a cancelled ctx is an error: a failing
-// or timed-out command is a result.
+// run runs the command once. A cancelled ctx, a prompt file that cannot
+// be read and a command that cannot start are errors; a failing or
+// timed-out command is a result.
 func (a *commandAgent) run(ctx context.Context, _ int) (result, error) {
+	prompt, err := os.ReadFile(a.prompt)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return result{}, fmt.Errorf("read the prompt: %w", err)
+	}
 	runCtx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, a.argv[0], a.argv[1:]...)
 	cmd.Dir = a.dir
-	cmd.Stdin = bytes.NewReader(a.prompt)
+	cmd.Stdin = bytes.NewReader(prompt)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.WaitDelay = time.Second // do not hang on a grandchild holding the pipe
-	err := cmd.Run()
+	// After a timeout or Ctrl+C, and after the command exits, wait this
+	// long for its output pipe to close: a child it left running may hold
+	// it.
+	cmd.WaitDelay = time.Second
+	ownProcessGroup(cmd, func() bool { return ctx.Err() != nil })
+	err = cmd.Run()
+	if runCtx.Err() != nil {
+		killGroup(cmd) // stopped: nothing it started may run on
+	}
 	res := result{output: out.String(), exitCode: cmd.ProcessState.ExitCode()}
 	if ctx.Err() != nil {
 		return res, ctx.Err()
@@ -58,7 +74,14 @@ func (a *commandAgent) run(ctx context.Context, _ int) (result, error) {
 		return res, nil
 	}
 	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
+	switch {
+	case err == nil, errors.As(err, &exitErr):
+	case errors.Is(err, exec.ErrWaitDelay):
+		// The command exited, but a process it left running (a server,
+		// say) held its output open until WaitDelay: the exit status and
+		// the output so far are the iteration's. That process is left to
+		// run, as it would be after `cat PROMPT.md | agent`.
+	default:
 		return res, fmt.Errorf("run %s: %w", a.argv[0], err) // not found, not executable
 	}
 	return res, nil

@@ -19,16 +19,21 @@
 // seed 004's choices: resume, skip, wait for the probe, or abort. Without a
 // terminal it stops with exit code 3, unless -wait tells it to wait out
 // cooldowns and the call budget. Ctrl+C stops cleanly, saving the state.
+// The command runs in a process group of its own, so that a timeout or
+// Ctrl+C stops everything it started (proc_unix.go).
 //
 // Exit codes:
 //
 //	0   done: the agent completed the work (done signals, a finished plan)
 //	1   error: the command could not run, or the state could not be read
+//	    or saved (a failed save wins over the codes below)
 //	2   usage: bad flags
-//	3   tripped: the circuit is open and nobody was asked (no terminal)
+//	3   tripped: the circuit is open and nobody was asked (no terminal, or
+//	    it opened on the last iteration -max-iterations allows)
 //	4   aborted: a person chose abort
 //	5   budget: the call budget is spent (without -wait)
-//	6   limit: -max-iterations ran out before the work was done
+//	6   limit: -max-iterations ran out, and the last iteration neither
+//	    completed the loop nor opened the circuit
 //	130 interrupted: Ctrl+C or SIGTERM
 package main
 
@@ -64,9 +69,35 @@ const (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	code := run(ctx, realClock{}, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// clock is the runner's time. The breaker reads it (Config.Now), and the
+// runner waits on it for a cooldown or the call budget, so that a test can
+// take a loop through an hour's wait at once. The commands run in real
+// time.
+type clock interface {
+	Now() time.Time
+	// Sleep waits d, or until ctx is done and returns its error.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// realClock is the clock of the real world.
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // options are the parsed command line.
@@ -86,7 +117,7 @@ type options struct {
 }
 
 // parseFlags reads the command line. Flags given explicitly win over the
-// preset, as in seed 000.
+// preset, as in seed 000; flags not given leave the preset's values.
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("looprun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -97,15 +128,19 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	o := &options{}
 	preset := fs.String("preset", "feature", "preset: "+strings.Join(loopbreaker.PresetNames(), ", "))
-	failures := fs.Int("failures", 0, "consecutive failures that open the circuit (negative: off)")
-	sameErrors := fs.Int("same-errors", 0, "times one error may be seen before the circuit opens (negative: off)")
-	inARow := fs.Int("same-errors-in-a-row", 0, "the same error this many times in a row opens the circuit (0: preset's)")
-	noProgress := fs.Int("no-progress", 0, "iterations without progress that open the circuit (negative: off)")
-	outputDecline := fs.Int("output-decline", 0, "output decline in percent that opens the circuit (negative: off)")
-	doneSignals := fs.Int("done-signals", 0, "done signals in a row that complete the loop (0: preset's; negative: off)")
-	cooldown := fs.Duration("cooldown", 0, "how long the circuit stays open before one probe (0: preset's)")
-	calls := fs.Int("calls-per-hour", 0, "call budget per rolling hour, one call per iteration (0: preset's; negative: none)")
-	fs.IntVar(&o.maxIterations, "max-iterations", 0, "stop after this many iterations (0: no limit; the simulated agent: 20)")
+	// The thresholds map one to one onto Config fields. Only a flag given
+	// on the command line replaces the preset's value, and it means what
+	// the field means: 0 is the library's default (or off, for the fields
+	// that are off by default), a negative value switches the signal off.
+	failures := fs.Int("failures", 0, thresholdHelp("consecutive failures that open the circuit", loopbreaker.DefaultMaxConsecutiveFailures))
+	sameErrors := fs.Int("same-errors", 0, thresholdHelp("times one error may be seen before the circuit opens", loopbreaker.DefaultMaxSameErrorCount))
+	inARow := fs.Int("same-errors-in-a-row", 0, "the same error this many times in a row opens the circuit (not given: the preset's; 0 or negative: off)")
+	noProgress := fs.Int("no-progress", 0, thresholdHelp("iterations without progress that open the circuit", loopbreaker.DefaultNoProgressThreshold))
+	outputDecline := fs.Int("output-decline", 0, thresholdHelp("output decline in percent that opens the circuit", loopbreaker.DefaultOutputDeclinePercent))
+	doneSignals := fs.Int("done-signals", 0, thresholdHelp("done signals in a row that complete the loop", loopbreaker.DefaultDoneSignalThreshold))
+	cooldown := fs.Duration("cooldown", 0, fmt.Sprintf("how long the circuit stays open before one probe (not given: the preset's; 0: the library's default, %s)", loopbreaker.DefaultCooldown))
+	calls := fs.Int("calls-per-hour", 0, "call budget per rolling hour, one call per iteration (not given: the preset's; 0 or negative: no budget)")
+	fs.IntVar(&o.maxIterations, "max-iterations", 0, "stop after this many iterations (0: no limit; not given, for the simulated agent: 20)")
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "time limit of one iteration")
 	fs.StringVar(&o.dir, "dir", ".", "working directory of the command; the state lives in its .loopbreaker/")
 	fs.StringVar(&o.name, "name", "", "the loop's name, naming its state file (default: loop, or simulated)")
@@ -137,16 +172,16 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if strings.ContainsAny(o.name, `/\`) || o.name == "." || o.name == ".." {
 		return nil, fmt.Errorf("-name must be a plain file name, not %q", o.name)
 	}
-	if len(o.argv) == 0 && o.maxIterations == 0 {
-		o.maxIterations = 20
-	}
 
 	cfg, err := loopbreaker.Preset(*preset)
 	if err != nil {
 		return nil, err
 	}
+	maxIterationsGiven := false
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
+		case "max-iterations":
+			maxIterationsGiven = true
 		case "failures":
 			cfg.MaxConsecutiveFailures = *failures
 		case "same-errors":
@@ -168,12 +203,21 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if len(o.argv) == 0 && !maxIterationsGiven {
+		o.maxIterations = 20 // the simulated agent would go on for ever
+	}
 	o.cfg = cfg
 	return o, nil
 }
 
+// thresholdHelp is the help text of a threshold flag whose 0 means the
+// library's default.
+func thresholdHelp(what string, def int) string {
+	return fmt.Sprintf("%s (not given: the preset's; 0: the library's default, %d; negative: off)", what, def)
+}
+
 // run is the whole program; it returns the exit code.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func run(ctx context.Context, clk clock, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitDone
@@ -182,19 +226,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintln(stderr, "looprun:", err)
 		return exitUsage
 	}
-	r, err := newRunner(o, stdin, stdout)
+	r, err := newRunner(o, clk, stdin, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, "looprun:", err)
 		return exitError
 	}
 	code := r.loop(ctx)
-	if err := r.save(); err != nil {
-		fmt.Fprintln(stderr, "looprun: saving the state:", err)
-		if code == exitDone {
-			code = exitError
-		}
+	// A state that could not be saved is an error whatever stopped the
+	// loop: the next run would go on from an older state. The summary
+	// still says why the loop stopped.
+	saveErr := r.save()
+	if saveErr != nil {
+		fmt.Fprintln(stderr, "looprun: saving the state:", saveErr)
+		code = exitError
 	}
-	r.summary(code)
+	r.summary(code, saveErr)
 	return code
 }
 
@@ -202,10 +248,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 type runner struct {
 	o           *options
 	cb          *loopbreaker.CircuitBreaker
+	clock       clock
 	state       *stateFile
 	agent       agent
 	out         io.Writer
-	in          *bufio.Reader
+	in          io.Reader
+	answers     <-chan string // lines of in, once ask has started reading
 	interactive bool
 
 	samples    map[string]string // fingerprint → the error's first line
@@ -214,22 +262,20 @@ type runner struct {
 	iterations int               // run by this process
 }
 
-func newRunner(o *options, stdin io.Reader, stdout io.Writer) (*runner, error) {
-	cb, err := loopbreaker.New(o.cfg)
+func newRunner(o *options, clk clock, stdin io.Reader, stdout io.Writer) (*runner, error) {
+	cfg := o.cfg
+	cfg.Now = clk.Now
+	cb, err := loopbreaker.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{o: o, cb: cb, out: stdout, in: bufio.NewReader(stdin), samples: map[string]string{}}
+	r := &runner{o: o, cb: cb, clock: clk, out: stdout, in: stdin, samples: map[string]string{}}
 	r.interactive = o.interactive == "yes" || o.interactive == "auto" && isTerminal(stdin)
 
 	if len(o.argv) == 0 {
 		r.agent = simulatedAgent{}
 	} else {
-		prompt, err := os.ReadFile(filepath.Join(o.dir, o.prompt))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		r.agent = &commandAgent{argv: o.argv, dir: o.dir, prompt: prompt, timeout: o.timeout}
+		r.agent = &commandAgent{argv: o.argv, dir: o.dir, prompt: filepath.Join(o.dir, o.prompt), timeout: o.timeout}
 	}
 
 	r.state, err = openState(o.dir, o.name)
@@ -251,14 +297,20 @@ func newRunner(o *options, stdin io.Reader, stdout io.Writer) (*runner, error) {
 	return r, nil
 }
 
-// isTerminal reports whether in is a terminal (a character device).
+// isTerminal reports whether in is a terminal: a character device other
+// than the null device, which is one too (cron and CI jobs often read
+// from /dev/null, and nobody there answers a prompt).
 func isTerminal(in io.Reader) bool {
 	f, ok := in.(*os.File)
 	if !ok {
 		return false
 	}
 	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
 }
 
 func (r *runner) save() error { return r.state.save(r.cb) }
@@ -270,28 +322,51 @@ func (r *runner) loop(ctx context.Context) int {
 	fmt.Fprintf(r.out, "%5s  %-8s  %-9s  %-6s  %5s  %6s  %5s  %6s  %-8s  %s\n",
 		"iter", "time", "state", "result", "files", "consec", "total", "noprog", "error", "calls")
 	for {
+		if ctx.Err() != nil {
+			r.stopped = "interrupted"
+			return exitInterrupted
+		}
 		if r.o.maxIterations > 0 && r.iterations >= r.o.maxIterations {
-			r.stopped = fmt.Sprintf("%d iterations run (-max-iterations)", r.iterations)
-			return exitLimit
+			return r.atLimit()
 		}
 		d := r.cb.Check()
 		if d.Warning != "" {
 			fmt.Fprintln(r.out, "      warning:", d.Warning)
 		}
-		if !d.Allow {
-			if code, stop := r.refused(ctx, d); stop {
-				return code
-			}
-			continue
+		code, stop := 0, false
+		if d.Allow {
+			code, stop = r.iterate(ctx, d)
+		} else {
+			code, stop = r.refused(ctx, d) // a person may have resumed
 		}
-		if code, stop := r.iterate(ctx, d); stop {
-			return code
+		if stop {
+			return code // run saves the state
 		}
+		// Save every change before the next iteration: a runner killed
+		// during it (kill -9, a crash) must not lose a trip or a resume.
 		if err := r.save(); err != nil {
 			r.stopped = "saving the state: " + err.Error()
 			return exitError
 		}
 	}
+}
+
+// atLimit ends a loop that has run -max-iterations iterations. The last
+// iteration's outcome wins over the limit: if it completed the loop, the
+// loop is done, and if it opened the circuit, the loop is tripped (nobody
+// is asked: no iteration is left to resume).
+func (r *runner) atLimit() int {
+	s := r.cb.Stats()
+	switch {
+	case s.Complete.Kind != loopbreaker.ReasonNone:
+		r.stopped = s.Complete.String()
+		return exitDone
+	case s.State == loopbreaker.Open:
+		r.stopped = s.Reason.String()
+		return exitTripped
+	}
+	r.stopped = fmt.Sprintf("%d iterations run (-max-iterations)", r.iterations)
+	return exitLimit
 }
 
 // iterate runs one iteration and records it.
@@ -301,7 +376,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	if _, simulated := r.agent.(simulatedAgent); !simulated {
 		before, inGit = gitTree(r.o.dir)
 	}
-	started := time.Now()
+	started := r.clock.Now()
 	r.iterations++
 	res, err := r.agent.run(ctx, r.cb.Stats().Iterations+1)
 	if errors.Is(err, context.Canceled) {
@@ -355,7 +430,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	}
 	fmt.Fprintf(r.out, "%5d  %-8s  %-9s  %-6s  %5d  %6d  %5d  %6d  %-8s  %s  (%s)\n",
 		s.Iterations, started.Format(time.TimeOnly), s.State, outcome, it.Progress.FilesChanged,
-		s.ConsecutiveFailures, s.TotalFailures, s.ConsecutiveNoProgress, fp, calls, time.Since(started).Round(time.Millisecond))
+		s.ConsecutiveFailures, s.TotalFailures, s.ConsecutiveNoProgress, fp, calls, r.clock.Now().Sub(started).Round(time.Millisecond))
 	return 0, false
 }
 
@@ -390,7 +465,10 @@ func (r *runner) refused(ctx context.Context, d loopbreaker.Decision) (code int,
 	}
 
 	if d.State == loopbreaker.HalfOpen {
-		// The probe is in flight: wait for its outcome.
+		// The probe is in flight: wait for its outcome. This runner
+		// records every iteration it runs, and a restored breaker has no
+		// probe in flight, so only a host that runs iterations side by
+		// side gets here.
 		return r.sleep(ctx, time.Second)
 	}
 	fmt.Fprintf(r.out, "      circuit %s: %s", d.State, d.Reason)
@@ -412,7 +490,16 @@ func (r *runner) refused(ctx context.Context, d loopbreaker.Decision) (code int,
 func (r *runner) ask(ctx context.Context, d loopbreaker.Decision) (code int, stop bool) {
 	for {
 		fmt.Fprint(r.out, "      [r]esume, [s]kip, [w]ait for the probe, [a]bort? ")
-		line, err := r.in.ReadString('\n')
+		line, err := r.readAnswer(ctx)
+		switch {
+		case ctx.Err() != nil:
+			fmt.Fprintln(r.out)
+			r.stopped = "interrupted"
+			return exitInterrupted, true
+		case err != nil:
+			fmt.Fprintln(r.out, "(the input ended)")
+			line = "abort" // nobody is left to ask: seed 004's non-interactive abort
+		}
 		answer := strings.ToLower(strings.TrimSpace(line))
 		switch {
 		case answer == "r" || answer == "resume":
@@ -429,7 +516,7 @@ func (r *runner) ask(ctx context.Context, d loopbreaker.Decision) (code int, sto
 				continue
 			}
 			return r.sleep(ctx, d.RetryAfter)
-		case answer == "a" || answer == "abort" || err != nil:
+		case answer == "a" || answer == "abort":
 			r.cb.Abort()
 			r.stopped = "aborted: " + d.Reason.String()
 			return exitAborted, true
@@ -437,21 +524,44 @@ func (r *runner) ask(ctx context.Context, d loopbreaker.Decision) (code int, sto
 	}
 }
 
-// sleep waits d or until ctx is done.
-func (r *runner) sleep(ctx context.Context, d time.Duration) (code int, stop bool) {
-	t := time.NewTimer(d)
-	defer t.Stop()
+// readAnswer returns the person's next line, or io.EOF when the input has
+// ended. A read cannot be interrupted, so a goroutine reads the lines and
+// readAnswer waits for one or for ctx: Ctrl+C at the prompt stops the loop
+// at once. The goroutine lives until the input ends.
+func (r *runner) readAnswer(ctx context.Context) (string, error) {
+	if r.answers == nil {
+		lines := make(chan string)
+		go func() {
+			defer close(lines)
+			sc := bufio.NewScanner(r.in)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+		}()
+		r.answers = lines
+	}
 	select {
-	case <-t.C:
-		return 0, false
+	case line, ok := <-r.answers:
+		if !ok {
+			return "", io.EOF
+		}
+		return line, nil
 	case <-ctx.Done():
-		r.stopped = "interrupted"
-		return exitInterrupted, true
+		return "", ctx.Err()
 	}
 }
 
+// sleep waits d on the runner's clock, or until ctx is done.
+func (r *runner) sleep(ctx context.Context, d time.Duration) (code int, stop bool) {
+	if err := r.clock.Sleep(ctx, d); err != nil {
+		r.stopped = "interrupted"
+		return exitInterrupted, true
+	}
+	return 0, false
+}
+
 // summary prints how the loop ended and what it saw.
-func (r *runner) summary(code int) {
+func (r *runner) summary(code int, saveErr error) {
 	s := r.cb.Stats()
 	fmt.Fprintln(r.out)
 	fmt.Fprintf(r.out, "stopped: %s (exit %d)\n", r.stopped, code)
@@ -460,10 +570,17 @@ func (r *runner) summary(code int) {
 	if s.Budget.Limit > 0 {
 		fmt.Fprintf(r.out, "calls: %d of %d in the last hour\n", s.Budget.Used, s.Budget.Limit)
 	}
-	fmt.Fprintf(r.out, "state saved in %s\n", r.state.path())
-	if code == exitTripped && s.RetryAfter > 0 {
+	if saveErr != nil {
+		fmt.Fprintf(r.out, "state NOT saved in %s: %v\n", r.state.path(), saveErr)
+	} else {
+		fmt.Fprintf(r.out, "state saved in %s\n", r.state.path())
+	}
+	switch {
+	case code == exitTripped && s.RetryAfter > 0:
 		fmt.Fprintf(r.out, "the circuit is open: run again after %s for the probe, with -wait to wait here, or with -reset to start afresh\n",
 			s.RetryAfter.Round(time.Second))
+	case code == exitTripped && s.State == loopbreaker.Open:
+		fmt.Fprintln(r.out, "the circuit is held open, and no cooldown ends that: run again at a terminal to resume or skip, or with -reset to start afresh")
 	}
 	if len(s.ErrorCounts) == 0 {
 		return

@@ -1,16 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
-	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -46,6 +47,9 @@ type repo struct {
 
 func newRepo(t *testing.T, script string) *repo {
 	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the scripts are POSIX sh")
+	}
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed") // .ci/run installs it
 	}
@@ -54,11 +58,18 @@ func newRepo(t *testing.T, script string) *repo {
 	r.git(t, "config", "user.email", "looprun@example.com")
 	r.git(t, "config", "user.name", "looprun test")
 	require.NoError(t, os.WriteFile(filepath.Join(r.dir, "README.md"), []byte("# project\n"), 0o644))
-	full := "#!/bin/sh\nn=$(cat \"$COUNTER\" 2>/dev/null || echo 0)\nn=$((n+1))\necho $n > \"$COUNTER\"\n" + script
-	require.NoError(t, os.WriteFile(filepath.Join(r.dir, "agent.sh"), []byte(full), 0o755))
+	writeScript(t, filepath.Join(r.dir, "agent.sh"), script)
 	r.git(t, "add", ".")
 	r.git(t, "commit", "-qm", "start")
 	return r
+}
+
+// writeScript writes an agent script: it counts its runs in $COUNTER, sets
+// n to this run's number, and goes on with body.
+func writeScript(t *testing.T, path, body string) {
+	t.Helper()
+	full := "#!/bin/sh\nn=$(cat \"$COUNTER\" 2>/dev/null || echo 0)\nn=$((n+1))\necho $n > \"$COUNTER\"\n" + body
+	require.NoError(t, os.WriteFile(path, []byte(full), 0o755))
 }
 
 func (r *repo) git(t *testing.T, args ...string) {
@@ -83,30 +94,141 @@ func (r *repo) runs(t *testing.T) int {
 	return n
 }
 
+// command is the runner on the repository's script with flags, with env
+// added to the environment.
+func (r *repo) command(env []string, flags ...string) *exec.Cmd {
+	args := append([]string{"-dir", r.dir}, flags...)
+	cmd := exec.Command(looprunBin, append(args, "--", "./agent.sh")...)
+	cmd.Dir = r.dir
+	cmd.Env = append(append(os.Environ(), "COUNTER="+r.counter), env...)
+	return cmd
+}
+
 // looprun runs the runner on the repository's script with flags, feeding
 // it stdin, and returns its output and exit code.
 func (r *repo) looprun(t *testing.T, stdin string, flags ...string) (string, int) {
 	t.Helper()
-	args := append([]string{"-dir", r.dir}, flags...)
-	args = append(args, "--", "./agent.sh")
-	return runBin(t, r.dir, r.counter, stdin, args...)
+	return runCmd(t, r.command(nil, flags...), stdin)
 }
 
+// runBin runs the runner with args in dir.
 func runBin(t *testing.T, dir, counter, stdin string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(looprunBin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "COUNTER="+counter)
+	return runCmd(t, cmd, stdin)
+}
+
+// runCmd runs cmd, feeding it stdin, and returns its output and exit code.
+func runCmd(t *testing.T, cmd *exec.Cmd, stdin string) (string, int) {
+	t.Helper()
 	cmd.Stdin = strings.NewReader(stdin)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
-		t.Fatalf("running looprun: %v", err)
-	}
-	return out.String(), cmd.ProcessState.ExitCode()
+	code := exited(t, cmd, cmd.Run())
+	return out.String(), code
 }
+
+// exited returns the exit code of cmd, whose Run or Wait returned err.
+func exited(t *testing.T, cmd *exec.Cmd, err error) int {
+	t.Helper()
+	var exitErr *exec.ExitError
+	require.True(t, err == nil || errors.As(err, &exitErr), "running looprun: %v", err)
+	return cmd.ProcessState.ExitCode()
+}
+
+// session is a runner whose stdin and output the test holds, to answer its
+// prompt when it has been asked.
+type session struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	chunks chan string // the output as it comes; closed at its end
+	out    strings.Builder
+}
+
+// startSession starts the runner on the repository's script.
+func (r *repo) startSession(t *testing.T, flags ...string) *session {
+	t.Helper()
+	cmd := r.command(nil, flags...)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	cmd.Stdout, cmd.Stderr = pw, pw
+	require.NoError(t, cmd.Start())
+	pw.Close()
+	s := &session{cmd: cmd, stdin: stdin, chunks: make(chan string)}
+	go func() {
+		defer close(s.chunks)
+		defer pr.Close()
+		buf := make([]byte, 4096)
+		for {
+			n, err := pr.Read(buf)
+			if n > 0 {
+				s.chunks <- string(buf[:n])
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil { // the test failed before waiting
+			_ = cmd.Process.Kill()
+			for range s.chunks {
+			}
+			_ = cmd.Wait()
+		}
+	})
+	return s
+}
+
+// sessionBound bounds how long a session waits for looprun to print
+// something or to end: a bound on a hang, not a timing.
+const sessionBound = 30 * time.Second
+
+// read adds the next piece of output to s.out; false at its end. A
+// looprun that hangs is killed and fails the test.
+func (s *session) read(t *testing.T, deadline <-chan time.Time, waitingFor string) bool {
+	t.Helper()
+	select {
+	case chunk, ok := <-s.chunks:
+		s.out.WriteString(chunk)
+		return ok
+	case <-deadline:
+		_ = s.cmd.Process.Kill()
+		t.Fatalf("looprun hangs, waiting for %s:\n%s", waitingFor, s.out.String())
+		return false
+	}
+}
+
+// waitFor reads the output until text appears in it.
+func (s *session) waitFor(t *testing.T, text string) {
+	t.Helper()
+	deadline := time.NewTimer(sessionBound)
+	defer deadline.Stop()
+	for !strings.Contains(s.out.String(), text) {
+		if !s.read(t, deadline.C, fmt.Sprintf("%q", text)) {
+			t.Fatalf("looprun ended without printing %q:\n%s", text, s.out.String())
+		}
+	}
+}
+
+// wait reads the rest of the output, waits for the runner to end, and
+// returns its output and exit code.
+func (s *session) wait(t *testing.T) (string, int) {
+	t.Helper()
+	deadline := time.NewTimer(sessionBound)
+	defer deadline.Stop()
+	for s.read(t, deadline.C, "its end") {
+	}
+	s.stdin.Close()
+	return s.out.String(), exited(t, s.cmd, s.cmd.Wait())
+}
+
+// prompt is what looprun asks when the circuit opens at a terminal.
+const prompt = "[r]esume, [s]kip, [w]ait for the probe, [a]bort? "
 
 // A script that fails the same way every time, at another line each time:
 // the breaker trips on the same error, and without a terminal looprun
@@ -145,6 +267,30 @@ if [ $n -ge 2 ]; then echo "all tasks finished"; echo "EXIT_SIGNAL: true"; fi
 	out, code := r.looprun(t, "", "-interactive", "no")
 	assert.Equal(t, exitDone, code, out)
 	assert.Contains(t, out, "Complete: the agent reported done 2 times in a row (threshold: 2)")
+	assert.Equal(t, 3, r.runs(t))
+}
+
+// A loop that completes on the last iteration -max-iterations allows is
+// done, not stopped by the limit.
+func TestDoneOnTheLastAllowedIterationIsDone(t *testing.T) {
+	r := newRepo(t, `echo "step $n" > "work_$n.txt"
+if [ $n -ge 2 ]; then echo "EXIT_SIGNAL: true"; fi
+`)
+	out, code := r.looprun(t, "", "-interactive", "no", "-max-iterations", "3")
+	assert.Equal(t, exitDone, code, out)
+	assert.Contains(t, out, "stopped: Complete: the agent reported done 2 times in a row (threshold: 2)")
+	assert.Equal(t, 3, r.runs(t))
+}
+
+// A loop that trips on the last iteration -max-iterations allows is
+// tripped, not stopped by the limit.
+func TestTripOnTheLastAllowedIterationIsATrip(t *testing.T) {
+	r := newRepo(t, `echo "Error: Cannot find module 'left-pad'" >&2
+exit 1
+`)
+	out, code := r.looprun(t, "", "-interactive", "no", "-max-iterations", "3")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "stopped: 3 consecutive failures (threshold: 3)")
 	assert.Equal(t, 3, r.runs(t))
 }
 
@@ -189,7 +335,7 @@ exit 1
 	r := newRepo(t, script)
 	out, code := r.looprun(t, "a\n", "-interactive", "yes")
 	assert.Equal(t, exitAborted, code, out)
-	assert.Contains(t, out, "[r]esume, [s]kip, [w]ait for the probe, [a]bort?")
+	assert.Contains(t, out, prompt)
 	assert.Equal(t, 3, r.runs(t))
 
 	r = newRepo(t, script)
@@ -199,36 +345,56 @@ exit 1
 	assert.Equal(t, 6, r.runs(t))
 }
 
-// Ctrl+C while the agent runs: the runner stops it, records a neutral
-// iteration, saves the state and exits 130.
-func TestInterruptStopsCleanlyAndSaves(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "started")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
-	r := newRepo(t, `echo started > "$FIFO"
-sleep 60
+// The prompt file is read afresh each iteration, as in
+// `while :; do cat PROMPT.md | agent; done`: a change to it reaches the next
+// iteration.
+func TestPromptIsReadEveryIteration(t *testing.T) {
+	r := newRepo(t, `read line
+echo "$line" >> "$COUNTER.prompts"
+echo "second" > PROMPT.md
 `)
-	cmd := exec.Command(looprunBin, "-dir", r.dir, "-interactive", "no", "--", "./agent.sh")
-	cmd.Env = append(os.Environ(), "COUNTER="+r.counter, "FIFO="+fifo)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	require.NoError(t, cmd.Start())
-
-	f, err := os.Open(fifo) // blocks until the script opens it to write
+	require.NoError(t, os.WriteFile(filepath.Join(r.dir, "PROMPT.md"), []byte("first\n"), 0o644))
+	out, code := r.looprun(t, "", "-interactive", "no", "-max-iterations", "2")
+	require.Equal(t, exitLimit, code, out)
+	prompts, err := os.ReadFile(r.counter + ".prompts")
 	require.NoError(t, err)
-	line, err := bufio.NewReader(f).ReadString('\n')
-	require.NoError(t, err)
-	require.Equal(t, "started\n", line)
-	f.Close()
+	assert.Equal(t, "first\nsecond\n", string(prompts))
+}
 
-	require.NoError(t, cmd.Process.Signal(os.Interrupt))
-	err = cmd.Wait()
-	var exitErr *exec.ExitError
-	require.True(t, err == nil || errors.As(err, &exitErr))
-	assert.Equal(t, exitInterrupted, cmd.ProcessState.ExitCode(), out.String())
-	assert.Contains(t, out.String(), "stopped: interrupted")
-	assert.Contains(t, out.String(), "(1 neutral)")
-	_, err = os.Stat(filepath.Join(r.dir, stateDirName, "loop.json"))
-	assert.NoError(t, err, "the state was saved")
+// An abort holds the circuit open across runs: the next run without a
+// terminal stops at once and says how to go on; one at a terminal may
+// resume.
+func TestAbortedLoopStaysStoppedUntilAPersonResumes(t *testing.T) {
+	r := newRepo(t, `if [ $n -le 3 ]; then echo "Error: Cannot find module 'left-pad'" >&2; exit 1; fi
+echo "step $n" > "work_$n.txt"
+echo "EXIT_SIGNAL: true"
+`)
+	out, code := r.looprun(t, "a\n", "-interactive", "yes")
+	require.Equal(t, exitAborted, code, out)
+
+	out, code = r.looprun(t, "", "-interactive", "no")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "held open")
+	assert.Contains(t, out, "-reset")
+	assert.Equal(t, 3, r.runs(t))
+
+	out, code = r.looprun(t, "r\n", "-interactive", "yes")
+	assert.Equal(t, exitDone, code, out)
+	assert.Equal(t, 5, r.runs(t))
+}
+
+// A job whose stdin is /dev/null (cron, CI) has nobody to ask: with
+// -interactive auto, looprun stops at the trip with exit 3 instead of
+// reading the end of the input as an abort.
+func TestNullStdinIsNotATerminal(t *testing.T) {
+	r := newRepo(t, `echo "Error: Cannot find module 'left-pad'" >&2
+exit 1
+`)
+	cmd := r.command(nil)
+	cmd.Stdin = nil // the null device
+	out, err := cmd.CombinedOutput()
+	assert.Equal(t, exitTripped, exited(t, cmd, err), string(out))
+	assert.NotContains(t, string(out), prompt)
 }
 
 // On a fresh machine, without a command: the simulated agent runs, trips,
@@ -258,14 +424,33 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 	}
 }
 
+// With -dir a directory inside a repository, only the files under it are
+// the loop's work: changes elsewhere in the repository are not progress,
+// and neither is looprun's own state in the directory's .loopbreaker/.
+func TestSubdirectoryOfARepoIsMeasuredOnItsOwn(t *testing.T) {
+	r := newRepo(t, "")
+	sub := filepath.Join(r.dir, "service")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	writeScript(t, filepath.Join(sub, "agent.sh"), `if [ $n -le 2 ]; then echo "step $n" > "work_$n.txt"; fi
+echo "elsewhere $n" > ../elsewhere.txt
+echo "iteration $n done"
+`)
+	r.git(t, "add", ".")
+	r.git(t, "commit", "-qm", "service")
+
+	out, code := runBin(t, sub, r.counter, "", "-dir", sub, "-interactive", "no", "-max-iterations", "8", "--", "./agent.sh")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "No progress in 3 consecutive iterations (threshold: 3)")
+	assert.Equal(t, 5, r.runs(t), "two with changes under the directory, three without")
+	assert.Regexp(t, `(?m)^\s+1\s+\S+\s+CLOSED\s+ok\s+1\s`, out, "the first iteration changed one file")
+}
+
 // Outside a git repository, new output counts as a change and the same
 // output as none.
 func TestOutsideGitOutputIsTheMeasure(t *testing.T) {
 	dir := t.TempDir()
 	counter := filepath.Join(t.TempDir(), "n")
-	script := "#!/bin/sh\nn=$(cat \"$COUNTER\" 2>/dev/null || echo 0)\nn=$((n+1))\necho $n > \"$COUNTER\"\n" +
-		"if [ $n -le 2 ]; then echo \"new output $n\"; else echo \"same output\"; fi\n"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "agent.sh"), []byte(script), 0o755))
+	writeScript(t, filepath.Join(dir, "agent.sh"), "if [ $n -le 2 ]; then echo \"new output $n\"; else echo \"same output\"; fi\n")
 	out, code := runBin(t, dir, counter, "", "-dir", dir, "-interactive", "no", "--", "./agent.sh")
 	assert.Equal(t, exitTripped, code, out)
 	assert.Contains(t, out, "No progress in 3 consecutive iterations")
@@ -315,4 +500,82 @@ func TestFlagsBeatThePreset(t *testing.T) {
 	assert.Contains(t, out, "Complete: the agent reported done 1 times in a row (threshold: 1)")
 	assert.Contains(t, out, "calls: 1 of 100 in the last hour", "the autonomous preset's budget is on")
 	assert.Equal(t, 1, r.runs(t))
+}
+
+// A threshold flag given as 0 means what 0 means in the Config: the
+// library's default, not the preset's value; a flag not given leaves the
+// preset's value. migration-safety trips on the first failure; with
+// -failures 0 it takes the default three.
+func TestExplicitZeroFlagIsTheLibraryDefault(t *testing.T) {
+	script := `echo "Error: Cannot find module 'left-pad'" >&2
+exit 1
+`
+	r := newRepo(t, script)
+	out, code := r.looprun(t, "", "-interactive", "no", "-preset", "migration-safety")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "1 consecutive failures (threshold: 1)")
+	assert.Equal(t, 1, r.runs(t))
+
+	r = newRepo(t, script)
+	out, code = r.looprun(t, "", "-interactive", "no", "-preset", "migration-safety", "-failures", "0", "-same-errors", "-1")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "3 consecutive failures (threshold: 3)")
+	assert.Equal(t, 3, r.runs(t))
+
+	r = newRepo(t, "echo \"step $n\" > work.txt\necho 'EXIT_SIGNAL: true'\n")
+	out, code = r.looprun(t, "", "-interactive", "no", "-preset", "autonomous", "-calls-per-hour", "0")
+	assert.Equal(t, exitDone, code, out)
+	assert.NotContains(t, out, "calls:", "no budget: the autonomous preset's 100 calls are off")
+}
+
+// The help says what a flag given as 0 and a flag not given mean.
+func TestHelpSaysWhatZeroAndAbsentFlagsMean(t *testing.T) {
+	out, code := runBin(t, t.TempDir(), "", "", "-h")
+	assert.Equal(t, exitDone, code, out)
+	for _, want := range []string{
+		"consecutive failures that open the circuit (not given: the preset's; 0: the library's default, 3; negative: off)",
+		"(not given: the preset's; 0: the library's default, 30s)",
+		"(not given: the preset's; 0 or negative: no budget)",
+		"(not given: the preset's; 0 or negative: off)",
+	} {
+		assert.Contains(t, out, want)
+	}
+}
+
+// A state that cannot be saved at the end is an error (exit 1), whatever
+// stopped the loop: here a person aborts, which alone would be exit 4.
+// The summary still says why the loop stopped, and that the state is not
+// saved.
+func TestFailedFinalSaveIsAnErrorWhateverStoppedTheLoop(t *testing.T) {
+	r := newRepo(t, `echo "Error: Cannot find module 'left-pad'" >&2
+exit 1
+`)
+	s := r.startSession(t, "-interactive", "yes", "-cooldown", "1h")
+	s.waitFor(t, prompt)
+	// A directory where the state file was: the save cannot rename its
+	// temporary file over it (even as root).
+	state := filepath.Join(r.dir, stateDirName, "loop.json")
+	require.NoError(t, os.Remove(state))
+	require.NoError(t, os.MkdirAll(filepath.Join(state, "in-the-way"), 0o755))
+	_, err := io.WriteString(s.stdin, "a\n")
+	require.NoError(t, err)
+
+	out, code := s.wait(t)
+	assert.Equal(t, exitError, code, out)
+	assert.Contains(t, out, "looprun: saving the state:")
+	assert.Contains(t, out, "stopped: aborted: 3 consecutive failures (threshold: 3) (exit 1)")
+	assert.Contains(t, out, "state NOT saved in")
+}
+
+// With a call budget of 2 per hour, a script that succeeds and changes
+// files runs twice; the third iteration is refused, without opening the
+// circuit, and looprun stops with exit 5.
+func TestSpentCallBudgetStopsWithExitBudget(t *testing.T) {
+	r := newRepo(t, "echo \"step $n\" > \"work_$n.txt\"\n")
+	out, code := r.looprun(t, "", "-interactive", "no", "-calls-per-hour", "2")
+	assert.Equal(t, exitBudget, code, out)
+	assert.Regexp(t, `stopped: Call budget exhausted: 2 calls in the last hour \(limit: 2\); next call in (59m\d+s|1h0m0s) \(exit 5\)`, out)
+	assert.Contains(t, out, "calls: 2 of 2 in the last hour")
+	assert.Contains(t, out, "state CLOSED", "a spent budget is not a trip")
+	assert.Equal(t, 2, r.runs(t))
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"os"
@@ -10,21 +9,31 @@ import (
 	"strings"
 )
 
-// treeState is what the working tree looked like: the commit checked out
-// and a hash of every file git reports as changed or untracked.
+// treeState is what the working tree under the directory looked like: the
+// commit checked out and a hash of every file git reports as changed or
+// untracked, keyed by its path from the top of the repository, the form
+// git prints paths in.
 type treeState struct {
-	head  string
-	dirty map[string][32]byte
+	head   string
+	prefix string // dir from the top of the repository: "" or "sub/dir/"
+	dirty  map[string][32]byte
 }
 
-// gitTree reads the working tree of dir; ok is false outside a git
-// repository (or without git).
+// gitTree reads the working tree under dir, which may be the top of a
+// repository or a directory in it; ok is false outside a git repository
+// (or without git). Only what is under dir counts, and not looprun's own
+// state directory.
 func gitTree(dir string) (treeState, bool) {
-	out, err := git(dir, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	where, err := git(dir, "rev-parse", "--show-toplevel", "--show-prefix")
 	if err != nil {
 		return treeState{}, false
 	}
-	st := treeState{dirty: map[string][32]byte{}}
+	top, prefix, _ := strings.Cut(strings.TrimSuffix(where, "\n"), "\n")
+	out, err := git(dir, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
+	if err != nil {
+		return treeState{}, false
+	}
+	st := treeState{prefix: prefix, dirty: map[string][32]byte{}}
 	st.head, _ = git(dir, "rev-parse", "--verify", "-q", "HEAD")
 	st.head = strings.TrimSpace(st.head)
 	entries := strings.Split(out, "\x00")
@@ -37,10 +46,10 @@ func gitTree(dir string) (treeState, bool) {
 		if e[0] == 'R' || e[0] == 'C' {
 			i++ // the source path of a rename or copy follows
 		}
-		if strings.HasPrefix(path, stateDirName+"/") {
+		if st.isState(path) {
 			continue // our own state is not the agent's work
 		}
-		content, err := os.ReadFile(filepath.Join(dir, path))
+		content, err := os.ReadFile(filepath.Join(top, filepath.FromSlash(path)))
 		if err != nil {
 			content = []byte("deleted:" + e[:2]) // a deletion is a state too
 		}
@@ -49,9 +58,15 @@ func gitTree(dir string) (treeState, bool) {
 	return st, true
 }
 
-// changedFiles counts the files that differ between two states of the
-// tree: files changed, created, deleted or reverted in the working tree,
-// and the files of any commits made in between.
+// isState reports whether path, from the top of the repository, is in
+// looprun's state directory.
+func (st treeState) isState(path string) bool {
+	return strings.HasPrefix(path, st.prefix+stateDirName+"/")
+}
+
+// changedFiles counts the files under dir that differ between two states
+// of the tree: files changed, created, deleted or reverted in the working
+// tree, and the files of any commits made in between.
 func changedFiles(dir string, before, after treeState) int {
 	changed := map[string]bool{}
 	for path, h := range after.dirty {
@@ -65,15 +80,16 @@ func changedFiles(dir string, before, after treeState) int {
 		}
 	}
 	if before.head != after.head && after.head != "" {
-		args := []string{"show", "--name-only", "--format=", after.head} // the first commit
+		// Like status, diff and show print paths from the top of the
+		// repository; "-- ." keeps to what is under dir.
+		args := []string{"show", "-z", "--name-only", "--format=", after.head, "--", "."} // the first commit
 		if before.head != "" {
-			args = []string{"diff", "--name-only", before.head, after.head}
+			args = []string{"diff", "-z", "--name-only", before.head, after.head, "--", "."}
 		}
 		if out, err := git(dir, args...); err == nil {
-			sc := bufio.NewScanner(strings.NewReader(out))
-			for sc.Scan() {
-				if name := strings.TrimSpace(sc.Text()); name != "" {
-					changed[name] = true
+			for _, path := range strings.Split(out, "\x00") {
+				if path != "" && !after.isState(path) {
+					changed[path] = true
 				}
 			}
 		}

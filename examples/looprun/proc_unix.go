@@ -1,0 +1,52 @@
+//go:build unix
+
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// ownProcessGroup starts cmd in a process group of its own, so that
+// stopping it stops everything it started: exec.CommandContext alone kills
+// only the command, and its children (a shell's, an agent's tools) would
+// live on. When cmd's context ends, interrupted tells why: a person's
+// Ctrl+C is passed on to the group as SIGINT, so the agent can stop
+// cleanly, and a timeout kills the group. Whatever is still running after
+// cmd.Wait returns is killed by killGroup.
+//
+// A group of its own is also out of the terminal's foreground group: Ctrl+C
+// at the terminal reaches looprun alone, and looprun passes it on.
+func ownProcessGroup(cmd *exec.Cmd, interrupted func() bool) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		sig := syscall.SIGKILL
+		if interrupted() {
+			sig = syscall.SIGINT
+		}
+		return signalGroup(cmd, sig)
+	}
+}
+
+// killGroup kills what is left of cmd's process group: the processes
+// that ignored the interrupt, or outlived the command.
+func killGroup(cmd *exec.Cmd) {
+	_ = signalGroup(cmd, syscall.SIGKILL) // nothing left is fine
+}
+
+// signalGroup sends sig to cmd's process group; a group that is gone is
+// os.ErrProcessDone, as exec.Cmd.Cancel expects.
+func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
+	if cmd.Process == nil {
+		return os.ErrProcessDone
+	}
+	// The group's id is the pid of its leader, the command; a negative
+	// pid signals the whole group.
+	err := syscall.Kill(-cmd.Process.Pid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
+}
