@@ -371,6 +371,16 @@ func (r *runner) atLimit() int {
 
 // iterate runs one iteration and records it.
 func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int, stop bool) {
+	if d.Probe {
+		// Save that the probe is running: if it takes the runner down
+		// with it (kill -9, the machine), the next start counts it as a
+		// failed probe and waits a cooldown, instead of running it again
+		// at once.
+		if err := r.save(); err != nil {
+			r.stopped = "saving the state: " + err.Error()
+			return exitError, true
+		}
+	}
 	var before treeState
 	inGit := false
 	if _, simulated := r.agent.(simulatedAgent); !simulated {
@@ -466,9 +476,9 @@ func (r *runner) refused(ctx context.Context, d loopbreaker.Decision) (code int,
 
 	if d.State == loopbreaker.HalfOpen {
 		// The probe is in flight: wait for its outcome. This runner
-		// records every iteration it runs, and a restored breaker has no
-		// probe in flight, so only a host that runs iterations side by
-		// side gets here.
+		// records every iteration it runs, and a breaker restored with a
+		// probe in flight opens again (probe lost), so only a host that
+		// runs iterations side by side gets here.
 		return r.sleep(ctx, time.Second)
 	}
 	fmt.Fprintf(r.out, "      circuit %s: %s", d.State, d.Reason)

@@ -228,3 +228,27 @@ exit 1
 	require.NoError(t, json.Unmarshal(data, &state))
 	assert.Equal(t, "CLOSED", state.State)
 }
+
+// A probe that takes the runner down with it (kill -9) is not run again at
+// the next start: looprun saved that the probe was running, so the
+// restarted breaker counts it as a failed probe and waits a new cooldown.
+func TestProbeThatKillsTheRunnerIsNotRunAgainAtOnce(t *testing.T) {
+	r := newRepo(t, `if [ $n -eq 4 ]; then kill -KILL $PPID; exit 0; fi
+echo "Error: Cannot find module 'left-pad'" >&2
+exit 1
+`)
+	out, code := r.looprun(t, "", "-interactive", "no", "-cooldown", "1ms")
+	require.Equal(t, exitTripped, code, out)
+	require.Equal(t, 3, r.runs(t))
+
+	// The cooldown is over when it starts again: the fourth run is the
+	// probe, and it kills the runner.
+	out, _ = r.looprun(t, "", "-interactive", "no", "-cooldown", "1h")
+	require.Equal(t, 4, r.runs(t), out)
+
+	out, code = r.looprun(t, "", "-interactive", "no", "-cooldown", "1h")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, "Half-open probe lost")
+	assert.Regexp(t, `probe in 59m\d+s|probe in 1h0m0s`, out, "a new cooldown from the restart")
+	assert.Equal(t, 4, r.runs(t), "the probe did not run again")
+}
