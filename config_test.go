@@ -37,6 +37,10 @@ func TestZeroConfigMeansDefaults(t *testing.T) {
 	assert.Equal(t, want, got)
 }
 
+// aboveInt32 is one more than math.MaxInt32, as a variable: on a 32-bit
+// machine int(aboveInt32) wraps to a negative bound, which is refused too.
+var aboveInt32 = int64(math.MaxInt32) + 1
+
 func TestValidateNamesTheBadField(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -45,7 +49,7 @@ func TestValidateNamesTheBadField(t *testing.T) {
 	}{
 		{"negative cooldown", Config{Cooldown: -time.Second}, "Cooldown"},
 		{"negative fingerprint bound", Config{MaxFingerprints: -1}, "MaxFingerprints"},
-		{"fingerprint bound too large", Config{MaxFingerprints: math.MaxInt32 + 1}, "MaxFingerprints"},
+		{"fingerprint bound too large", Config{MaxFingerprints: int(aboveInt32)}, "MaxFingerprints"},
 		{"output cannot decline by 100%", Config{OutputDeclinePercent: 100}, "OutputDeclinePercent"},
 		{"output cannot decline by more", Config{OutputDeclinePercent: 250}, "OutputDeclinePercent"},
 		{"score window too large", Config{ProgressScoreWindow: 1001}, "ProgressScoreWindow"},
