@@ -237,12 +237,14 @@ func TestProbeThatKillsTheRunnerIsNotRunAgainAtOnce(t *testing.T) {
 echo "Error: Cannot find module 'left-pad'" >&2
 exit 1
 `)
-	out, code := r.looprun(t, "", "-interactive", "no", "-cooldown", "1ms")
+	out, code := r.looprun(t, "", "-interactive", "no", "-cooldown", "1h")
 	require.Equal(t, exitTripped, code, out)
 	require.Equal(t, 3, r.runs(t))
 
-	// The cooldown is over when it starts again: the fourth run is the
-	// probe, and it kills the runner.
+	// Two hours pass: the state was saved that long ago. The next start
+	// finds the cooldown over; the fourth run is the probe, and it kills
+	// the runner.
+	r.moveStateBack(t, 2*time.Hour)
 	out, _ = r.looprun(t, "", "-interactive", "no", "-cooldown", "1h")
 	require.Equal(t, 4, r.runs(t), out)
 
@@ -251,4 +253,23 @@ exit 1
 	assert.Contains(t, out, "Half-open probe lost")
 	assert.Regexp(t, `probe in 59m\d+s|probe in 1h0m0s`, out, "a new cooldown from the restart")
 	assert.Equal(t, 4, r.runs(t), "the probe did not run again")
+}
+
+// moveStateBack rewrites the saved state as if it had been saved d
+// earlier: when the circuit opened and when the state was saved.
+func (r *repo) moveStateBack(t *testing.T, d time.Duration) {
+	t.Helper()
+	path := filepath.Join(r.dir, stateDirName, "loop.json")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var state map[string]any
+	require.NoError(t, json.Unmarshal(data, &state))
+	for _, key := range []string{"saved_at", "opened_at"} {
+		at, err := time.Parse(time.RFC3339Nano, state[key].(string))
+		require.NoError(t, err, key)
+		state[key] = at.Add(-d).Format(time.RFC3339Nano)
+	}
+	data, err = json.Marshal(state)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o600))
 }
