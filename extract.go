@@ -333,7 +333,7 @@ func (b *blockScanner) continues(s string, first, eol, indent int, head string) 
 			b.brace = false
 			return true
 		}
-		return frameLineEnd(s, first) >= 0
+		return frameLineEnd(s, first, true) >= 0
 	case kindCompile:
 		if sev, ok := parseLocation(head); ok && indent == b.indent {
 			return sev != sevWarning

@@ -24,16 +24,19 @@ import "strings"
 // frameRunEnd returns the end of the run of frame lines starting at s[i]
 // (the first byte of a line after its indentation): the index of the
 // newline that ends the last frame line, or len(s). It returns -1 when the
-// line is not a frame.
-func frameRunEnd(s string, i int) int {
+// line is not a frame. With goCall false, the first line is not taken for
+// a Go call line (the caller has looked at that on its own); the lines
+// after it are.
+func frameRunEnd(s string, i int, goCall bool) int {
 	end := -1
 	for i < len(s) {
-		j := frameLineEnd(s, i)
+		j := frameLineEnd(s, i, goCall)
 		if j < 0 {
 			break
 		}
 		end = j
 		i = skipSpaceAndEscapes(s, j)
+		goCall = true
 	}
 	return end
 }
@@ -41,8 +44,8 @@ func frameRunEnd(s string, i int) int {
 // frameLineEnd returns the end of the frame that starts at s[i] (the
 // index of the newline ending it, or len(s)), or -1 if there is none. It
 // looks at the line's first byte before it reads the line, since most
-// lines are not frames.
-func frameLineEnd(s string, i int) int {
+// lines are not frames. With goCall false, a Go call line is not a frame.
+func frameLineEnd(s string, i int, goCall bool) int {
 	eol := -1
 	switch c := s[i]; {
 	case c == 'a':
@@ -78,19 +81,27 @@ func frameLineEnd(s string, i int) int {
 			return eol
 		}
 	}
-	// A Go call line is a frame when its indented file line follows. Most
-	// lines fail on their first word, before their end is looked for.
+	if !goCall {
+		return -1
+	}
+	return goCallFrameEnd(s, i, eol)
+}
+
+// goCallFrameEnd returns the end of the Go call line at s[i] and of the
+// indented file line below it: "main.(*Server).handle(...)" followed by
+// "\t/app/server.go:117 +0x1bc". It returns -1 when the line is not such a
+// call. eol is the end of the line at s[i], or -1 if not known yet: most
+// lines fail on their first word, before their end is looked for.
+func goCallFrameEnd(s string, i, eol int) int {
 	if !mayBeGoCall(s, i) {
 		return -1
 	}
 	if eol < 0 {
 		eol = lineEnd(s, i)
 	}
-	next := eol + 1
-	for next < len(s) && (s[next] == ' ' || s[next] == '\t') {
-		next++
-	}
-	if next == eol+1 || next >= len(s) || s[next] != '/' || !strings.HasSuffix(trimLineEnd(s[i:eol]), ")") {
+	next := skipBlanks(s, min(eol+1, len(s)))
+	if next == eol+1 || next >= len(s) || s[next] != '/' ||
+		!strings.HasSuffix(trimLineEnd(s[i:eol]), ")") {
 		return -1
 	}
 	nextEnd := lineEnd(s, next)
@@ -154,12 +165,7 @@ func isGoFileLine(line string) bool {
 
 // hasBlank reports whether s holds a space or a tab.
 func hasBlank(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == ' ' || s[i] == '\t' {
-			return true
-		}
-	}
-	return false
+	return strings.IndexByte(s, ' ') >= 0 || strings.IndexByte(s, '\t') >= 0
 }
 
 // pythonFrameEnd extends a Python "File ..." line over the source and caret

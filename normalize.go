@@ -93,6 +93,13 @@ type normWriter struct {
 	buf   [maxNormalizedBytes]byte
 	n     int // bytes used
 	runes int // runes written
+
+	// The line being read: where it starts in the text, the output before
+	// it, and whether it is copied as text (not a frame, not dropped).
+	line, lineN, lineRunes int
+	lineText               bool
+	// atLineStart: the next byte starts a line (after its indentation).
+	atLineStart bool
 }
 
 func (w *normWriter) bytes() []byte { return w.buf[:w.n] }
@@ -125,6 +132,9 @@ func (w *normWriter) putPlaceholder(p string) {
 // trimRight drops trailing white space from the output.
 func (w *normWriter) trimRight() {
 	for w.n > 0 {
+		if c := w.buf[w.n-1]; c < utf8.RuneSelf && !isASCIISpace(c) {
+			return
+		}
 		r, size := utf8.DecodeLastRune(w.buf[:w.n])
 		if !unicode.IsSpace(r) {
 			return
@@ -197,128 +207,180 @@ func (w *normWriter) normalize(s string) {
 	}
 	i := skipSpaceAndEscapes(s, 0)
 	start := i
-	lineStart := true
-	for i < len(s) && !w.full() {
-		if lineStart {
-			lineStart = false
-			if end := frameRunEnd(s, i); end > i {
-				w.putPlaceholder("STACK")
-				i = end
-				continue
-			}
-			if end := droppedLinesEnd(s, i); end > i {
-				// The line break before them is written already.
-				i = skipSpaceAndEscapes(s, end)
-				lineStart = true
-				continue
-			}
-		}
-		switch byteClass[s[i]] {
-		case classPlain:
-			// Copy the run of bytes that need no rule and fits under the
-			// cap: plain bytes, and a single space, an "a" inside a word or a
-			// slash inside a relative path, which the rules would copy as
-			// they are.
-			end := min(len(s), i+MaxNormalizedRunes-w.runes)
-			// The output goes through locals: the compiler cannot keep
-			// w.n in a register across the stores into w.buf.
-			out := w.buf[w.n : w.n+end-i]
-			j, k := i, 0
-		run:
-			for j < end {
-				c := s[j]
-				if class := byteClass[c]; class != classPlain {
-					switch class {
-					case classA:
-						// Only "at" can start a stack frame.
-						if !isWordRune(rune(s[j-1])) && j+1 < len(s) && s[j+1]|0x20 == 't' {
-							break run
-						}
-					case classDigit:
-						// A number no other rule can claim is N, written
-						// here without leaving the run: not 0x..., not
-						// followed by a unit, a fraction, an x or the comma
-						// of a file(line,column) location.
-						d := j + 1
-						for d < len(s) && s[d] >= '0' && s[d] <= '9' {
-							d++
-						}
-						if c == '0' || d < len(s) && afterNumber[s[d]] || s[j-1] == '(' {
-							break run
-						}
-						out[k] = 'N'
-						k++
-						j = d
-						continue
-					case classSpace:
-						if c != ' ' || j+1 >= len(s) || byteClass[s[j+1]] == classSpace || s[j+1] == 0x1b {
-							break run
-						}
-					case classSlash:
-						if !isPathByte(s[j-1]) || j+1 >= len(s) || s[j+1] == '/' {
-							break run
-						}
-					default:
-						break run
+	w.line, w.atLineStart = i, true
+	for {
+		for i < len(s) && !w.full() {
+			if w.atLineStart {
+				w.atLineStart = false
+				if end := w.lineStart(s, i); end != i {
+					if end < 0 {
+						// Dropped lines; the line break before them is
+						// written already.
+						i = skipSpaceAndEscapes(s, -end)
+						w.atLineStart, w.lineText = true, false
+					} else {
+						i, w.lineText = end, false
 					}
-				}
-				out[k] = lowerTable[c]
-				k++
-				j++
-			}
-			w.n += k
-			w.runes += k
-			i = j
-		case classDigit:
-			i = w.number(s, i)
-		case classA:
-			if i == start || !isWordRune(lastRuneLower(s[:i])) {
-				if end := stackFrameEnd(s, i); end > i {
-					w.putPlaceholder("STACK")
-					i = end
 					continue
 				}
+				w.startLine(i, 0)
 			}
-			w.putASCII('a')
-			i++
-		case classSpace:
-			// A run of white space (and the escapes within it) becomes one
-			// newline if it crosses a line, else one space.
-			j, newline := i, false
-			for j < len(s) {
-				if c := s[j]; byteClass[c] == classSpace {
-					newline = newline || c == '\n'
-					j++
-				} else if c == 0x1b {
-					j = escapeEnd(s, j)
-				} else {
+			// Copy what needs no rule but lower-casing, then apply the
+			// rule of the byte that stopped the copy.
+			c := s[i]
+			if startsRun[c] {
+				if i = w.copyRun(s, i); i >= len(s) || w.full() {
 					break
 				}
+				if w.atLineStart {
+					continue
+				}
+				c = s[i]
 			}
-			if newline {
-				w.putASCII('\n')
-				lineStart = true
-			} else {
-				w.putASCII(' ')
+			switch byteClass[c] {
+			case classPlain:
+				// A control byte at the start of a run: copied as it is.
+				w.putASCII(c)
+				i++
+			case classDigit:
+				i = w.number(s, i)
+			case classA:
+				if i == start || !isWordRune(lastRuneLower(s[:i])) {
+					if end := stackFrameEnd(s, i); end > i {
+						w.putPlaceholder("STACK")
+						i = end
+						continue
+					}
+				}
+				w.putASCII('a')
+				i++
+			case classSpace:
+				// A run of white space (and the escapes within it) becomes
+				// one newline if it crosses a line, else one space.
+				j, newline := spaceRunEnd(s, i)
+				if newline {
+					w.putASCII('\n')
+					w.atLineStart = true
+				} else {
+					w.putASCII(' ')
+				}
+				i = j
+			case classSlash:
+				i = w.path(s, i)
+			case classEscape:
+				i = escapeEnd(s, i)
+			case classMulti:
+				r, size := utf8.DecodeRuneInString(s[i:])
+				w.putRune(unicode.ToLower(r))
+				i += size
 			}
-			i = j
-		case classSlash:
-			i = w.path(s, i)
-		case classEscape:
-			i = escapeEnd(s, i)
-		case classMulti:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			w.putRune(unicode.ToLower(r))
-			i += size
 		}
+		// The result is full. A Go call line is looked at as a frame only
+		// when its file line is reached (see lineStart); the cap came
+		// first, so look at the line now.
+		if !w.full() || !w.lineText {
+			break
+		}
+		end := frameRunEnd(s, w.line, true)
+		if end < 0 {
+			break
+		}
+		w.n, w.runes = w.lineN, w.lineRunes
+		w.putPlaceholder("STACK")
+		i, w.atLineStart, w.lineText = end, false, false
 	}
 	w.trimRight()
+}
+
+// lineStart handles the start of a line, s[i] its first byte after the
+// indentation: a run of stack frames becomes STACK, a compiler's excerpt
+// is dropped. It returns i when the line is text to copy, the index after
+// a run of frames (whose STACK it has written), or minus the index after
+// dropped lines.
+//
+// Only the first byte tells whether a frame or dropped lines may start,
+// except for a Go call line, which is a frame when an indented file line
+// follows it ("main.run()" and "\t/app/main.go:12 +0x1d"). Looking at every
+// line for that would cost every line a search for its end, so a Go call
+// line is copied as text, and undone when its file line starts (w.line
+// and the fields after it tell where the line before began).
+func (w *normWriter) lineStart(s string, i int) int {
+	switch lineStarts[s[i]] {
+	case startText:
+		return i
+	case startSlash:
+		if w.lineText && w.line < i {
+			if eol := lineEnd(s, w.line); skipBlanks(s, min(eol+1, len(s))) == i {
+				if end := goCallFrameEnd(s, w.line, eol); end > 0 {
+					w.n, w.runes = w.lineN, w.lineRunes
+					w.putPlaceholder("STACK")
+					return frameRunEnd(s, w.line, true)
+				}
+			}
+		}
+	}
+	if end := frameRunEnd(s, i, false); end > i {
+		w.putPlaceholder("STACK")
+		return end
+	}
+	if end := droppedLinesEnd(s, i); end > i {
+		return -end
+	}
+	return i
+}
+
+// startLine records that the line at s[i] is copied as text, with k bytes
+// written since w.n.
+func (w *normWriter) startLine(i, k int) {
+	w.line, w.lineN, w.lineRunes, w.lineText = i, w.n+k, w.runes+k, true
+}
+
+// The first bytes of a line that may start a frame or dropped lines.
+const (
+	startText  = iota // neither
+	startFrame        // a, F, ., a digit
+	startSlash        // /: a Go file line, perhaps below a Go call line
+)
+
+var lineStarts = func() (t [256]uint8) {
+	for _, c := range []byte("aF.0123456789") {
+		t[c] = startFrame
+	}
+	t['/'] = startSlash
+	return t
+}()
+
+// spaceRunEnd returns the end of the run of white space (and the ANSI
+// escapes within it) that starts at s[i], and whether it crosses a line.
+func spaceRunEnd(s string, i int) (end int, newline bool) {
+	for i < len(s) {
+		if c := s[i]; byteClass[c] == classSpace {
+			newline = newline || c == '\n'
+			i++
+		} else if c == 0x1b {
+			i = escapeEnd(s, i)
+		} else {
+			break
+		}
+	}
+	return i, newline
 }
 
 // number handles the digit at s[i]: a hex value becomes HEX, a duration
 // DURATION, any other digit run N. It returns the index after what it
 // consumed.
 func (w *normWriter) number(s string, i int) int {
+	// Most numbers are a digit run that no other rule can claim: not 0x...,
+	// not followed by a unit, a fraction or an x, not after a parenthesis
+	// (a file(line,column) location).
+	d := i + 1
+	for d < len(s) && s[d] >= '0' && s[d] <= '9' {
+		d++
+	}
+	if s[i] != '0' && (d == len(s) || !afterNumber[s[d]]) && (w.n == 0 || w.buf[w.n-1] != '(') {
+		w.putPlaceholder("N")
+		return d
+	}
 	if end := hexEnd(s, i); end > i {
 		w.putPlaceholder("HEX")
 		return end
@@ -411,11 +473,16 @@ func isTempDir(dir string) bool {
 	return dir == "/tmp/" || dir == "/var/tmp/"
 }
 
-// isPathByte reports whether c may be part of a path element.
-func isPathByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		c == '.' || c == '_' || c == '-' || c == '~' || c == '+' || c == '@' || c >= utf8.RuneSelf
-}
+// isPathByte reports whether c may be part of a path element: an ASCII
+// letter or digit, one of . _ - ~ + @, or a byte of a multi-byte sequence.
+func isPathByte(c byte) bool { return pathBytes[c] }
+
+var pathBytes = func() (t [256]bool) {
+	for c := 0; c < 256; c++ {
+		t[c] = isWordRune(rune(c)) && c != '_' || c >= utf8.RuneSelf || strings.IndexByte("._-~+@", byte(c)) >= 0
+	}
+	return t
+}()
 
 // durationEnd returns the end of a duration starting at i (a number with
 // an optional fraction and a time unit, possibly several, as in 1m2.5s),
@@ -476,7 +543,7 @@ func unitEnd(s string, j int) int {
 
 // escapeEnd returns the end of the ANSI escape sequence at s[i] (ESC): a
 // CSI sequence (ESC [ parameters final), an OSC sequence (ESC ] ... BEL or
-// ESC \\), or ESC and one more byte.
+// ESC \\, or up to the line end), or ESC and one more byte.
 func escapeEnd(s string, i int) int {
 	j := i + 1
 	if j >= len(s) {
@@ -493,7 +560,7 @@ func escapeEnd(s string, i int) int {
 		}
 		return j
 	case ']':
-		for j++; j < len(s); j++ {
+		for j++; j < len(s) && s[j] != '\n'; j++ {
 			if s[j] == 0x07 {
 				return j + 1
 			}
@@ -512,6 +579,8 @@ func skipSpaceAndEscapes(s string, i int) int {
 	for i < len(s) {
 		c := s[i]
 		switch {
+		case c == ' ' || c == '\n' || c == '\t':
+			i++
 		case c == 0x1b:
 			i = escapeEnd(s, i)
 		case c < utf8.RuneSelf:

@@ -73,6 +73,7 @@ func TestNormalizeRules(t *testing.T) {
 		{"OSC sequence removed", "\x1b]8;;file:///x\x07link\x1b]8;;\x07 done", "link done"},
 		{"colour inside white space", "a \x1b[0m\n \x1b[2m b", "a\nb"},
 		{"lone escape at the end", "boom\x1b", "boom"},
+		{"an OSC sequence without its end stops at the line end", "see \x1b]8;;file:///x\nnext", "see\nnext"},
 		// Paths.
 		{"absolute path keeps its last element", "open /home/alice/proj/config.json: no such file", "open config.json: no such file"},
 		{"file and line", "/tmp/x/main.go:12:3: undefined: loadUser", "main.go:N:N: undefined: loaduser"},
@@ -133,8 +134,13 @@ func TestNormalizeCollapsesStackFrames(t *testing.T) {
 			"write at HEX by goroutine N:\nSTACK\nprevious read at HEX by main goroutine:\nSTACK"},
 		{"rust backtrace", "thread 'main' panicked at src/main.rs:3:5:\nboom\nstack backtrace:\n   0: rust_begin_unwind\n             at /rustc/5980/library/std/src/panicking.rs:665:5\n   1: main::main\n             at ./src/main.rs:3:5\nnote: run with `RUST_BACKTRACE=full`",
 			"thread 'main' panicked at src/main.rs:N:N:\nboom\nstack backtrace:\nSTACK\nnote: run with `rust_backtrace=full`"},
+		{"a go call at the very start", "main.main()\n\t/tmp/x/main.go:7 +0x2c\nexit status 2", "STACK\nexit status N"},
+		{"a go call whose file line is not indented is text", "main.main()\n/tmp/x/main.go:7 +0x2c", "main.main()\nSTACK"},
+		{"a go call before a blank line is text", "main.main()\n\n\t/tmp/x/main.go:7 +0x2c", "main.main()\nSTACK"},
+		{"a go call after a python frame run", "Traceback:\n  File \"/a.py\", line 1, in f\n    g()\nmain.f()\n\t/x/m.go:3 +0x1", "traceback:\nSTACK"},
 		{"a test failure line is not a frame", "    main_test.go:12: expected 1, got 2", "main_test.go:N: expected N, got N"},
 		{"a sentence starting with at is not a frame", "at least one file (got 0)", "at least one file (got N)"},
+		{"an index with a column is not a frame", "Error: e\n    at x (index 3:4)", "error: e\nat x (index N:N)"},
 		{"numbered line at column 0 is not a frame", "1: first step failed", "N: first step failed"},
 	}
 	for _, tt := range tests {
@@ -168,6 +174,12 @@ func TestNormalizeCapsAt500Runes(t *testing.T) {
 		{"placeholders count as their letters", strings.Repeat("a", 498) + " 0x1f", strings.Repeat("a", 498) + " H"},
 		{"cut leaves no trailing white space", strings.Repeat("a", 499) + " tail", strings.Repeat("a", 499)},
 		{"digits count once", strings.Repeat("1", 10000) + "x", "Nx"},
+		{"a go call line cut by the cap is still a frame",
+			strings.Repeat("x", 495) + "\nmain.main()\n\t/app/main.go:12 +0x1d\nmore",
+			strings.Repeat("x", 495) + "\nSTAC"},
+		{"a go call line whose line break fills the result is still a frame",
+			strings.Repeat("x", 490) + "\nmain.f()\n\t/app/main.go:12 +0x1d\nmore",
+			strings.Repeat("x", 490) + "\nSTACK\nmor"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
