@@ -370,16 +370,9 @@ func spaceRunEnd(s string, i int) (end int, newline bool) {
 // DURATION, any other digit run N. It returns the index after what it
 // consumed.
 func (w *normWriter) number(s string, i int) int {
-	// Most numbers are a digit run that no other rule can claim: not 0x...,
-	// not followed by a unit, a fraction or an x, not after a parenthesis
-	// (a file(line,column) location).
-	d := i + 1
-	for d < len(s) && s[d] >= '0' && s[d] <= '9' {
-		d++
-	}
-	if s[i] != '0' && (d == len(s) || !afterNumber[s[d]]) && (w.n == 0 || w.buf[w.n-1] != '(') {
+	if end := plainNumberEnd(s, i, w.last()); end > i {
 		w.putPlaceholder("N")
-		return d
+		return end
 	}
 	if end := hexEnd(s, i); end > i {
 		w.putPlaceholder("HEX")
@@ -408,6 +401,30 @@ func (w *normWriter) number(s string, i int) int {
 	}
 	w.putPlaceholder("N")
 	return end
+}
+
+// plainNumberEnd returns the end of the digit run at s[i] when no rule but
+// N can claim it, or i: most numbers. Such a run does not start with 0
+// (0x...), is not followed by a unit, a fraction or an x, and does not come
+// after a parenthesis (last, the byte written before it: a file(line,column)
+// location).
+func plainNumberEnd(s string, i int, last byte) int {
+	d := i + 1
+	for d < len(s) && s[d] >= '0' && s[d] <= '9' {
+		d++
+	}
+	if s[i] == '0' || d < len(s) && afterNumber[s[d]] || last == '(' {
+		return i
+	}
+	return d
+}
+
+// last returns the byte written last, or 0.
+func (w *normWriter) last() byte {
+	if w.n == 0 {
+		return 0
+	}
+	return w.buf[w.n-1]
 }
 
 // endsWithFileName reports whether the output before index end ends in a

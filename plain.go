@@ -49,17 +49,14 @@ func (w *normWriter) copyRun(s string, i int) int {
 			j++
 			continue
 		case classDigit:
-			// A number no other rule can claim: not 0x..., not followed by
-			// a unit, a fraction or an x, not after a parenthesis (a
-			// file(line,column) location).
-			d := j + 1
-			for d < len(s) && s[d] >= '0' && s[d] <= '9' {
-				d++
+			last := byte(0)
+			if w.n+k > 0 {
+				last = w.buf[w.n+k-1]
 			}
-			if c != '0' && (d == len(s) || !afterNumber[s[d]]) && (w.n+k == 0 || w.buf[w.n+k-1] != '(') {
+			if end := plainNumberEnd(s, j, last); end > j {
 				out[k] = 'N'
 				k++
-				j = d
+				j = end
 				continue
 			}
 		case classSpace:
