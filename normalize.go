@@ -238,10 +238,6 @@ func (w *normWriter) normalize(s string) {
 				c = s[i]
 			}
 			switch byteClass[c] {
-			case classPlain:
-				// A control byte at the start of a run: copied as it is.
-				w.putASCII(c)
-				i++
 			case classDigit:
 				i = w.number(s, i)
 			case classA:
@@ -273,6 +269,12 @@ func (w *normWriter) normalize(s string) {
 				r, size := utf8.DecodeRuneInString(s[i:])
 				w.putRune(unicode.ToLower(r))
 				i += size
+			default:
+				// A plain byte: copyRun takes those, and stops at one only
+				// when the result is full. Copied here all the same, so
+				// that every byte moves the loop on.
+				w.putASCII(lowerTable[c])
+				i++
 			}
 		}
 		// The result is full. A Go call line is looked at as a frame only
