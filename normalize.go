@@ -391,13 +391,7 @@ func (w *normWriter) number(s string, i int) int {
 			// writes it with its pretty output on.
 			w.n--
 			w.runes--
-			w.putASCII(':')
-			w.putPlaceholder("N")
-			w.putASCII(':')
-			w.putPlaceholder("N")
-			for _, c := range []byte(" - ") {
-				w.putASCII(c)
-			}
+			w.putPlaceholder(":N:N - ")
 			return after
 		}
 	}

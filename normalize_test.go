@@ -173,6 +173,9 @@ func TestNormalizeCapsAt500Runes(t *testing.T) {
 		{"leading white space does not count", strings.Repeat(" ", 100) + strings.Repeat("b", 600), strings.Repeat("b", 500)},
 		{"placeholders count as their letters", strings.Repeat("a", 498) + " 0x1f", strings.Repeat("a", 498) + " H"},
 		{"cut leaves no trailing white space", strings.Repeat("a", 499) + " tail", strings.Repeat("a", 499)},
+		{"a file(line,column) location rewritten at the cap stops there",
+			strings.Repeat("x", 488) + " app.ts(12,5): error",
+			strings.Repeat("x", 488) + " app.ts:N:N"},
 		{"digits count once", strings.Repeat("1", 10000) + "x", "Nx"},
 		{"a go call line cut by the cap is still a frame",
 			strings.Repeat("x", 495) + "\nmain.main()\n\t/app/main.go:12 +0x1d\nmore",
@@ -240,6 +243,7 @@ var normalizeSamples = []string{
 	"\x00\x01\x02 \xc3\x28 \xe2\x82", "ΣΑΣ ǅ ﬃ", "0x1fat f (a:1:2)",
 	"\x1b[31mred\x1b[0m /tmp/tmp.x1/y.go:1 took 0.5s", "1.5ms 2h3m µs 5µs", "a/ /b //c ///", "\x1b", "\x1b[", "\x1b]",
 	"  File \"x\", line 1\n      code\n  at x:1", "\tat a.b(C.java:1)\n\t... 2 more", "f()\n\t/a.go:1 +0x1",
+	strings.Repeat("x", 488) + " app.ts(12,5): error TS2304",
 }
 
 // seedOnlySamples are texts on which no rule beyond the seed's applies
