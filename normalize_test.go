@@ -30,6 +30,26 @@ func TestFingerprintIsMD5PrefixOfNormalize(t *testing.T) {
 	}
 }
 
+// Fingerprint first writes into a buffer with room for little more than
+// the cap in ASCII; a text with many multi-byte runes does not fit it and
+// is normalized again into one that holds any result. Both give the
+// fingerprint of the whole result.
+func TestFingerprintOfTextsWithManyMultiByteRunes(t *testing.T) {
+	for _, r := range []string{"é", "日", "😀", "\xff"} {
+		for _, ascii := range []int{0, 300, 350, 400, 480, 499} {
+			for _, wide := range []int{1, 46, 47, 69, 70, 71, 139, 140, 141, 500} {
+				msg := strings.Repeat("x", ascii) + strings.Repeat(r, wide) + strings.Repeat(" tail", 120)
+				sum := md5.Sum([]byte(Normalize(msg)))
+				require.Equal(t, hex.EncodeToString(sum[:4]), Fingerprint(msg), "%d ASCII, %d of %q", ascii, wide, r)
+			}
+		}
+	}
+	var small [smallNormalizedBytes]byte
+	w := normWriter{buf: small[:]}
+	w.normalize(strings.Repeat("日", 200))
+	assert.True(t, w.overflow, "the wide path is not tested")
+}
+
 func TestNormalizeRules(t *testing.T) {
 	tests := []struct {
 		name, in, want string
