@@ -122,3 +122,49 @@ func FuzzPlainRun(f *testing.F) {
 		runBoth(t, s)
 	})
 }
+
+// zeroBytes marks exactly the zero bytes of a word, whatever the bytes
+// around them: every byte value at every place, among zeros and non-zeros.
+func TestZeroBytesMarksExactlyTheZeroBytes(t *testing.T) {
+	for _, fill := range []uint64{0, swarOnes, swarHighs, ^uint64(0)} {
+		for at := 0; at < 8; at++ {
+			for c := 0; c < 256; c++ {
+				x := fill&^(0xff<<(8*at)) | uint64(c)<<(8*at)
+				var want uint64
+				for i := 0; i < 8; i++ {
+					if byte(x>>(8*i)) == 0 {
+						want |= 0x80 << (8 * i)
+					}
+				}
+				require.Equal(t, want, zeroBytes(x), "word %#016x", x)
+			}
+		}
+	}
+}
+
+// lastIndexByte answers as strings.LastIndexByte: the byte at every place
+// of texts of every length up to three words, once and twice, and absent.
+func TestLastIndexByteAgreesWithTheStandardLibrary(t *testing.T) {
+	for n := 0; n <= 24; n++ {
+		base := strings.Repeat("x", n)
+		assert.Equal(t, -1, lastIndexByte(base, '('), "absent from %d bytes", n)
+		for i := 0; i < n; i++ {
+			one := base[:i] + "(" + base[i+1:]
+			require.Equal(t, strings.LastIndexByte(one, '('), lastIndexByte(one, '('), "%q", one)
+			for j := 0; j < i; j++ {
+				two := one[:j] + "(" + one[j+1:]
+				require.Equal(t, strings.LastIndexByte(two, '('), lastIndexByte(two, '('), "%q", two)
+			}
+		}
+	}
+}
+
+func FuzzLastIndexByte(f *testing.F) {
+	f.Add("at Module._compile (node:internal/modules/cjs/loader:1105:14)", byte('('))
+	f.Add("\x00\x01\xff(\x80", byte(0))
+	f.Fuzz(func(t *testing.T, s string, c byte) {
+		if got, want := lastIndexByte(s, c), strings.LastIndexByte(s, c); got != want {
+			t.Fatalf("lastIndexByte(%q, %q) = %d, want %d", s, c, got, want)
+		}
+	})
+}
