@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -136,4 +137,34 @@ func BenchmarkCorpusMD5OfNormalized(b *testing.B) {
 			md5.Sum(n)
 		}
 	}
+}
+
+// BenchmarkCorpusFingerprintOverMD5 measures the ratio itself:
+// each op fingerprints the corpus and then hashes the normalized texts
+// with plain MD5, and the op reports the two times' ratio (fp/md5). Taken
+// side by side, a shared machine's slow spells fall on both, which
+// separate benchmarks run a minute apart do not share.
+func BenchmarkCorpusFingerprintOverMD5(b *testing.B) {
+	samples := loadCorpus(b)
+	normalized := make([][]byte, len(samples))
+	for i, s := range samples {
+		normalized[i] = []byte(Normalize(s.text))
+	}
+	var fp, plain time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		for _, s := range samples {
+			fingerprint32(s.text)
+		}
+		mid := time.Now()
+		for _, n := range normalized {
+			md5.Sum(n)
+		}
+		fp += mid.Sub(start)
+		plain += time.Since(mid)
+	}
+	b.ReportMetric(float64(fp)/float64(plain), "fp/md5")
+	b.ReportMetric(float64(fp.Nanoseconds())/float64(b.N), "fp-ns/op")
+	b.ReportMetric(float64(plain.Nanoseconds())/float64(b.N), "md5-ns/op")
 }
