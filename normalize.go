@@ -177,6 +177,30 @@ func (w *normWriter) trimRight() {
 	}
 }
 
+// trimLeft drops leading white space from the output. The text's own is
+// skipped before reading; a rule that drops the start of the text (an
+// absolute path keeps only its last element, "/app/\u00a0boom") can leave
+// some.
+func (w *normWriter) trimLeft() {
+	if w.n == 0 || w.buf[0] < utf8.RuneSelf && !isASCIISpace(w.buf[0]) {
+		return
+	}
+	k, runes := 0, 0
+	for k < w.n {
+		r, size := rune(w.buf[k]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRune(w.buf[k:w.n])
+		}
+		if !unicode.IsSpace(r) {
+			break
+		}
+		k += size
+		runes++
+	}
+	w.n = copy(w.buf[:], w.buf[k:w.n])
+	w.runes -= runes
+}
+
 // Byte classes for the normalizer's dispatch.
 const (
 	classPlain  = iota // ASCII that is copied lower-cased
@@ -325,6 +349,7 @@ func (w *normWriter) normalize(s string) {
 		i, w.atLineStart, w.lineText = end, false, false
 	}
 	w.trimRight()
+	w.trimLeft()
 }
 
 // lineStart handles the start of a line, s[i] its first byte after the

@@ -104,6 +104,8 @@ func TestNormalizeRules(t *testing.T) {
 		{"quoted path", `"/usr/lib/python3/json/decoder.py"`, `"decoder.py"`},
 		// Durations.
 		{"duration in seconds", "--- FAIL: TestX (0.00s)", "--- fail: testx (DURATION)"},
+		{"a path that starts the text leaves no white space at its start", "/app/\u00a0boom", "boom"},
+		{"nor an ideographic space", "/app/\u3000 \x1b[0m boom", "boom"},
 		{"duration in ms", "timeout after 1500ms", "timeout after DURATION"},
 		{"compound duration", "took 1m2.5s", "took DURATION"},
 		{"microseconds", "took 12µs.", "took DURATION."},
@@ -264,6 +266,7 @@ var normalizeSamples = []string{
 	"\x1b[31mred\x1b[0m /tmp/tmp.x1/y.go:1 took 0.5s", "1.5ms 2h3m µs 5µs", "a/ /b //c ///", "\x1b", "\x1b[", "\x1b]",
 	"  File \"x\", line 1\n      code\n  at x:1", "\tat a.b(C.java:1)\n\t... 2 more", "f()\n\t/a.go:1 +0x1",
 	strings.Repeat("x", 488) + " app.ts(12,5): error TS2304",
+	"/a/\u00a0boom", "/a/\u00a0\n/b/\u3000c",
 }
 
 // seedOnlySamples are texts on which no rule beyond the seed's applies

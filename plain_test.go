@@ -143,17 +143,25 @@ func TestZeroBytesMarksExactlyTheZeroBytes(t *testing.T) {
 }
 
 // lastIndexByte answers as strings.LastIndexByte: the byte at every place
-// of texts of every length up to three words, once and twice, and absent.
+// of texts of every length up to three words, once and twice, and absent,
+// among bytes below and above it, zero and 0x80 and above.
 func TestLastIndexByteAgreesWithTheStandardLibrary(t *testing.T) {
-	for n := 0; n <= 24; n++ {
-		base := strings.Repeat("x", n)
-		assert.Equal(t, -1, lastIndexByte(base, '('), "absent from %d bytes", n)
-		for i := 0; i < n; i++ {
-			one := base[:i] + "(" + base[i+1:]
-			require.Equal(t, strings.LastIndexByte(one, '('), lastIndexByte(one, '('), "%q", one)
-			for j := 0; j < i; j++ {
-				two := one[:j] + "(" + one[j+1:]
-				require.Equal(t, strings.LastIndexByte(two, '('), lastIndexByte(two, '('), "%q", two)
+	for _, find := range []byte{'(', 0x00, 0x80, 0xff} {
+		for _, fill := range []byte{'x', find - 1, find + 1, 0x00, 0x7f, 0x80, 0xff} {
+			if fill == find {
+				continue
+			}
+			for n := 0; n <= 24; n++ {
+				base := strings.Repeat(string([]byte{fill}), n)
+				assert.Equal(t, -1, lastIndexByte(base, find), "absent from %q", base)
+				for i := 0; i < n; i++ {
+					one := base[:i] + string([]byte{find}) + base[i+1:]
+					require.Equal(t, strings.LastIndexByte(one, find), lastIndexByte(one, find), "%q", one)
+					for j := 0; j < i; j++ {
+						two := one[:j] + string([]byte{find}) + one[j+1:]
+						require.Equal(t, strings.LastIndexByte(two, find), lastIndexByte(two, find), "%q", two)
+					}
+				}
 			}
 		}
 	}
