@@ -429,11 +429,10 @@ func spaceRunEnd(s string, i int) (end int, newline bool) {
 // number handles the digit at s[i]: a hex value becomes HEX, a duration
 // DURATION, any other digit run N. It returns the index after what it
 // consumed.
+//
+// A number that is plainly N never reaches it: copyRun, which the loop
+// always tries first, writes those.
 func (w *normWriter) number(s string, i int) int {
-	if end := plainNumberEnd(s, i, w.last()); end > i {
-		w.putPlaceholder("N")
-		return end
-	}
 	if end := hexEnd(s, i); end > i {
 		w.putPlaceholder("HEX")
 		return end
@@ -471,14 +470,6 @@ func plainNumberEnd(s string, i int, last byte) int {
 		return i
 	}
 	return d
-}
-
-// last returns the byte written last, or 0.
-func (w *normWriter) last() byte {
-	if w.n == 0 {
-		return 0
-	}
-	return w.buf[w.n-1]
 }
 
 // endsWithFileName reports whether the output before index end ends in a
