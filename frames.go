@@ -184,12 +184,6 @@ func lastIndexByte(s string, c byte) int {
 	return -1
 }
 
-// zeroBytes marks, in its high bit, each byte of x that is zero, and no
-// other: no carry crosses from one byte into the next.
-func zeroBytes(x uint64) uint64 {
-	return ^((x&swarLow7 + swarLow7) | x | swarLow7)
-}
-
 // hasBlank reports whether s holds a space or a tab.
 func hasBlank(s string) bool {
 	return strings.IndexByte(s, ' ') >= 0 || strings.IndexByte(s, '\t') >= 0

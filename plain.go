@@ -174,8 +174,13 @@ func special8(x, next uint64) uint64 {
 	control := ^(x7 + (0x80-0x20)*swarOnes)
 	blankPair := ^(x7 + (0x7f-0x20)*swarOnes) & (^(next&swarLow7 + (0x7f-0x20)*swarOnes) | next)
 	at := ((x | 0x20*swarOnes) ^ 'a'*swarOnes) | ((next | 0x20*swarOnes) ^ 't'*swarOnes)
-	at = ^(at&swarLow7 + swarLow7 | at)
-	return (x | slashOrDigit | control | blankPair | at) & swarHighs
+	return (x|slashOrDigit|control|blankPair)&swarHighs | zeroBytes(at)
+}
+
+// zeroBytes marks, in its high bit, each byte of x that is zero, and no
+// other: no carry crosses from one byte into the next.
+func zeroBytes(x uint64) uint64 {
+	return ^((x&swarLow7 + swarLow7) | x | swarLow7)
 }
 
 // lower8 lower-cases the ASCII letters among the eight bytes of x.
