@@ -79,13 +79,13 @@
 // for every enumeration) and Restore puts it back, with the cooldown
 // running on by the wall clock; a clock gone backwards keeps the circuit
 // open for a fresh full cooldown, and a half-open probe that was running
-// when the snapshot was taken counts as failed. A Store keeps one snapshot per loop;
-// FileStore writes one file per loop atomically. A corrupt state is an
-// error matching ErrCorruptState (a *CorruptStateError with the path),
-// never a fresh closed breaker: NewFromStore refuses it, and
+// when the snapshot was taken counts as failed. A Store keeps one snapshot
+// per loop; FileStore writes one file per loop atomically. A corrupt state
+// is an error matching ErrCorruptState (a *CorruptStateError with the
+// path), never a fresh closed breaker: NewFromStore refuses it, and
 // FileStore.MoveAside sets a corrupt file aside for a caller that chooses
-// to start fresh; a missing file (ErrNoState) is a fresh start. Stats.History
-// holds the last 50 transitions; Config.OnStateChange hears each one after
+// to start fresh; a missing file (ErrNoState) is a fresh start.
+// Stats.History holds the last 50 transitions; Config.OnStateChange hears each one after
 // the lock is released, in order and one at a time. Seed 004's controls:
 // Resume and Skip close the circuit and reset the counters, Abort and
 // ForceOpen hold it open until a person acts.

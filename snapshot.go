@@ -240,10 +240,10 @@ func (b *CircuitBreaker) Snapshot() Snapshot {
 // fresh full cooldown (s.Cooldown) from now. A held circuit (ForceOpen,
 // Abort) stays held, whatever the clock. A half-open circuit whose probe
 // was not let through yet lets the probe through, whatever the clock too:
-// its cooldown was over when it was saved, and no elapsed time counts. One whose probe was running (ProbeInFlight)
-// opens again, as after a failed probe, with reason ReasonProbeLost and a
-// cooldown from now: the probe died with its process, perhaps because of
-// what it ran.
+// its cooldown was over when it was saved, and no elapsed time counts. One
+// whose probe was running (ProbeInFlight) opens again, as after a failed
+// probe, with reason ReasonProbeLost and a cooldown from now: the probe
+// died with its process, perhaps because of what it ran.
 //
 // Restore never calls Config.OnStateChange, even then: the history is the
 // one s holds, with the reopening after a lost probe added to it.
