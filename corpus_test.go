@@ -124,12 +124,18 @@ func BenchmarkCorpusFingerprint(b *testing.B) { benchmarkCorpus(b, fingerprint32
 
 func BenchmarkCorpusSeedRegexpChain(b *testing.B) { benchmarkCorpus(b, seedFingerprint32) }
 
-func BenchmarkCorpusMD5OfNormalized(b *testing.B) {
+// normalizedCorpus returns the corpus and each text's normalized bytes.
+func normalizedCorpus(b *testing.B) ([]corpusSample, [][]byte) {
 	samples := loadCorpus(b)
 	normalized := make([][]byte, len(samples))
 	for i, s := range samples {
 		normalized[i] = []byte(Normalize(s.text))
 	}
+	return samples, normalized
+}
+
+func BenchmarkCorpusMD5OfNormalized(b *testing.B) {
+	_, normalized := normalizedCorpus(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -145,11 +151,7 @@ func BenchmarkCorpusMD5OfNormalized(b *testing.B) {
 // side by side, a shared machine's slow spells fall on both, which
 // separate benchmarks run a minute apart do not share.
 func BenchmarkCorpusFingerprintOverMD5(b *testing.B) {
-	samples := loadCorpus(b)
-	normalized := make([][]byte, len(samples))
-	for i, s := range samples {
-		normalized[i] = []byte(Normalize(s.text))
-	}
+	samples, normalized := normalizedCorpus(b)
 	var fp, plain time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
