@@ -172,9 +172,13 @@ func special8(x, next uint64) uint64 {
 	x7 := x & swarLow7
 	slashOrDigit := (x7 + (0x80-'/')*swarOnes) &^ (x7 + (0x80-'9'-1)*swarOnes)
 	control := ^(x7 + (0x80-0x20)*swarOnes)
-	blankPair := ^(x7 + (0x7f-0x20)*swarOnes) & (^(next&swarLow7 + (0x7f-0x20)*swarOnes) | next)
-	at := ((x | 0x20*swarOnes) ^ 'a'*swarOnes) | ((next | 0x20*swarOnes) ^ 't'*swarOnes)
-	return (x|slashOrDigit|control|blankPair)&swarHighs | zeroBytes(at)
+	// A byte up to a space, and the next one up to a space or of 0x80 or
+	// above: ^(a | b&^next) is ^a & (^b | next).
+	blankPair := ^((x7 + (0x7f-0x20)*swarOnes) | (next&swarLow7+(0x7f-0x20)*swarOnes)&^next)
+	// An a before a t, in either case: the case bit, 0x20, is left out of
+	// the comparison.
+	at := zeroBytes(((x ^ 'a'*swarOnes) | (next ^ 't'*swarOnes)) &^ (0x20 * swarOnes))
+	return (x|slashOrDigit|control|blankPair)&swarHighs | at
 }
 
 // zeroBytes marks, in its high bit, each byte of x that is zero, and no
