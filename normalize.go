@@ -374,7 +374,11 @@ func (w *normWriter) lineStart(s string, i int) int {
 				if end := goCallFrameEnd(s, w.line, eol); end > 0 {
 					w.n, w.runes = w.lineN, w.lineRunes
 					w.putPlaceholder("STACK")
-					return frameRunEnd(s, w.line, true)
+					// The run goes on from the frame just found.
+					if more := frameRunEnd(s, skipSpaceAndEscapes(s, end), true); more > end {
+						return more
+					}
+					return end
 				}
 			}
 		}
