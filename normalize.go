@@ -509,8 +509,12 @@ func (w *normWriter) path(s string, i int) int {
 		j++
 	}
 	// Whether the slash continues a word is judged on the output, so that
-	// escapes removed before it do not matter.
-	if w.endsInPathElement() || j >= len(s) || !isPathByte(s[j]) {
+	// escapes removed before it do not matter. A multi-byte rune counts
+	// unless it is white space: the result's start is trimmed of white
+	// space, and a slash after some must read the same with it gone
+	// ("\u00a0/app/x" and "/app/x" both keep only x).
+	if w.n > 0 && isPathByte(w.buf[w.n-1]) && (w.buf[w.n-1] < utf8.RuneSelf || !endsInSpace(w.buf[:w.n])) ||
+		j >= len(s) || !isPathByte(s[j]) {
 		for ; i < j && !w.full(); i++ {
 			w.putASCII('/')
 		}
@@ -535,24 +539,14 @@ func (w *normWriter) path(s string, i int) int {
 
 // isTempDir reports whether dir (a path ending in a slash) is a system
 // temporary directory.
-// endsInPathElement reports whether the output ends with a byte of a path
-// element, so that a slash after it continues a relative path. A
-// multi-byte rune counts unless it is white space: the result's start is
-// trimmed of white space, and a slash after some must read the same with
-// it gone ("\u00a0/app/x" and "/app/x" both keep only x).
-func (w *normWriter) endsInPathElement() bool {
-	if w.n == 0 {
-		return false
-	}
-	if c := w.buf[w.n-1]; c < utf8.RuneSelf {
-		return isPathByte(c)
-	}
-	r, _ := utf8.DecodeLastRune(w.buf[:w.n])
-	return !unicode.IsSpace(r)
-}
-
 func isTempDir(dir string) bool {
 	return dir == "/tmp/" || dir == "/var/tmp/"
+}
+
+// endsInSpace reports whether b ends with a white-space rune.
+func endsInSpace(b []byte) bool {
+	r, _ := utf8.DecodeLastRune(b)
+	return unicode.IsSpace(r)
 }
 
 // isPathByte reports whether c may be part of a path element: an ASCII
