@@ -449,10 +449,12 @@ func (w *normWriter) number(s string, i int) int {
 	if w.n > 1 && w.buf[w.n-1] == '(' && w.endsWithFileName(w.n-1) {
 		if after := parenLocationEnd(s, end); after > end {
 			// file(12,5): is written file:N:N - , as the same compiler
-			// writes it with its pretty output on.
+			// writes it with its pretty output on. The space after the
+			// colon is left to the white-space rule, so that more spaces,
+			// or a line break, after it read as they do anywhere else.
 			w.n--
 			w.runes--
-			w.putPlaceholder(":N:N - ")
+			w.putPlaceholder(":N:N -")
 			return after
 		}
 	}
@@ -486,8 +488,8 @@ func (w *normWriter) endsWithFileName(end int) bool {
 	return k > 0 && k < end-1 && w.buf[k] == '.' && isPathByte(w.buf[k-1])
 }
 
-// parenLocationEnd returns the index after ",column): " when s[j:] holds
-// it (the line was read up to "file(line"), or j.
+// parenLocationEnd returns the index of the space after ",column): " when
+// s[j:] holds it (the line was read up to "file(line"), or j.
 func parenLocationEnd(s string, j int) int {
 	if j >= len(s) || s[j] != ',' {
 		return j
@@ -496,7 +498,7 @@ func parenLocationEnd(s string, j int) int {
 	if k == j+1 || k+2 >= len(s) || s[k] != ')' || s[k+1] != ':' || s[k+2] != ' ' {
 		return j
 	}
-	return k + 3
+	return k + 2
 }
 
 // path handles the slash at s[i]. An absolute path (a slash that does not
