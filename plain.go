@@ -3,7 +3,6 @@ package loopbreaker
 import (
 	"encoding/binary"
 	"math/bits"
-	"unicode/utf8"
 )
 
 // Most of an error text needs no rule but lower-casing. copyRun copies it,
@@ -95,9 +94,9 @@ func (w *normWriter) copyRun(s string, i int) int {
 				continue
 			}
 		case classSlash:
-			// A slash inside a relative path. After a multi-byte rune,
-			// path looks at the rune.
-			if k > 0 && out[k-1] < utf8.RuneSelf && isPathByte(out[k-1]) && j+1 < len(s) && s[j+1] != '/' {
+			// A slash inside a relative path. (copyRun writes ASCII only:
+			// a slash after a multi-byte rune is left to path.)
+			if k > 0 && isPathByte(out[k-1]) && j+1 < len(s) && s[j+1] != '/' {
 				out[k] = '/'
 				k++
 				j++
