@@ -488,14 +488,14 @@ func (w *normWriter) endsWithFileName(end int) bool {
 	return k > 0 && k < end-1 && w.buf[k] == '.' && isPathByte(w.buf[k-1])
 }
 
-// parenLocationEnd returns the index of the space after ",column): " when
+// parenLocationEnd returns the index of the blank after ",column):" when
 // s[j:] holds it (the line was read up to "file(line"), or j.
 func parenLocationEnd(s string, j int) int {
 	if j >= len(s) || s[j] != ',' {
 		return j
 	}
 	k := digitsEnd(s, j+1)
-	if k == j+1 || k+2 >= len(s) || s[k] != ')' || s[k+1] != ':' || s[k+2] != ' ' {
+	if k == j+1 || k+2 >= len(s) || s[k] != ')' || s[k+1] != ':' || s[k+2] != ' ' && s[k+2] != '\t' {
 		return j
 	}
 	return k + 2

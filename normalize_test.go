@@ -120,6 +120,8 @@ func TestNormalizeRules(t *testing.T) {
 		{"MSBuild-style location", "Program.cs(12,5): error CS0103: x", "program.cs:N:N - error csN: x"},
 		{"spaces after a rewritten location collapse as anywhere", "app.ts(2,14):   error", "app.ts:N:N - error"},
 		{"and a line break after one stays a line break", "app.ts(2,14): \n  error", "app.ts:N:N -\nerror"},
+		{"a tab after the colon is a blank too", "app.ts(2,14):\terror", "app.ts:N:N - error"},
+		{"but a location must be followed by a blank", "app.ts(1,2):x and f.c(1,2):\nnext", "app.ts(N,N):x and f.c(N,N):\nnext"},
 		{"a call with two arguments is no location", "add(1,2): 3", "add(N,N): N"},
 		{"a parenthesised pair after a space is no location", "point (1,2): x", "point (N,N): x"},
 		{"an excerpt and its underline are dropped", "e1\n4 const u = x(1);\n             ~\ne2", "eN\neN"},
