@@ -103,8 +103,8 @@ func TestNormalizeRules(t *testing.T) {
 		{"a lone slash is kept", "a / b and 1/2", "a / b and N/N"},
 		{"quoted path", `"/usr/lib/python3/json/decoder.py"`, `"decoder.py"`},
 		{"a slash after a multi-byte letter continues its word", "café/app/x", "café/app/x"},
-		{"a slash after Unicode white space starts an absolute path", "ok /app/x and　/srv/y", "ok x and　y"},
-		{"so does one after white space that trimming removes", "/   /app/0", "N"},
+		{"a slash after Unicode white space starts an absolute path", "ok\u00a0/app/x and\u3000/srv/y", "ok\u00a0x and\u3000y"},
+		{"so does one after white space that trimming removes", "/\u00a0 \u00a0/app/0", "N"},
 		// Durations.
 		{"duration in seconds", "--- FAIL: TestX (0.00s)", "--- fail: testx (DURATION)"},
 		{"a path that starts the text leaves no white space at its start", "/app/\u00a0boom", "boom"},
