@@ -58,7 +58,7 @@ var benches = []bench{
 	{".", ".", "BenchmarkVerify100Files", "verifying 100 protected files after an iteration", ""},
 	{".", ".", "BenchmarkCheckCommand/rm-build", "checking `rm -rf node_modules dist && npm ci` against the protected files", ""},
 	{".", ".", "BenchmarkTransport/transport", "a model SDK's response through the breaker's `http.RoundTripper`", ""},
-	{".", "./cmd/looprun", "BenchmarkCapture", "looprun's output capture, per 32 KiB written", ""},
+	{".", "./internal/looprun", "BenchmarkCapture", "looprun's output capture, per 32 KiB written", ""},
 }
 
 // fleetBenches are the rows of the fleet's table: a fleet of workers
