@@ -1,0 +1,82 @@
+package redisstore
+
+import (
+	"testing"
+
+	"github.com/loopbreaker/loopbreaker"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestARestartedWorkerGoesOnWithItsOwnSignals(t *testing.T) {
+	f := newFleet(t)
+	before := f.worker("a", Config{})
+	for range 2 {
+		require.True(t, before.Check().Allow)
+		before.Record(loopbreaker.Iteration{Progress: &loopbreaker.Progress{OutputLength: 500}})
+	}
+	saved := before.Snapshot()
+	assert.Equal(t, 2, statsOf(t, saved).ConsecutiveNoProgress, "the worker's own count is in its snapshot")
+
+	// The process stops and starts again, as the same worker.
+	after := f.worker("a", Config{})
+	require.NoError(t, after.Restore(saved))
+	require.True(t, after.Check().Allow)
+	after.Record(loopbreaker.Iteration{Progress: &loopbreaker.Progress{OutputLength: 500}})
+	d := f.worker("b", Config{}).Check()
+	require.False(t, d.Allow, "the third iteration without progress, across the restart, stops the fleet")
+	assert.Equal(t, loopbreaker.ReasonNoProgress, d.Reason.Kind)
+}
+
+func TestARestartedWorkerDoesNotCountTheFleetsFailuresTwice(t *testing.T) {
+	f := newFleet(t)
+	w := f.worker("a", Config{})
+	w.RecordFailure("dial tcp db.internal:5432: connection refused")
+	w.RecordFailure("dial tcp db.internal:5432: connection refused")
+	saved := w.Snapshot()
+
+	restarted := f.worker("a", Config{})
+	require.NoError(t, restarted.Restore(saved))
+	d := restarted.Check()
+	require.True(t, d.Allow, "two failures in a row, not four")
+	assert.Equal(t, 2, restarted.Stats().ConsecutiveFailures, "the fleet's count, kept in Redis")
+	restarted.RecordFailure("dial tcp db.internal:5432: connection refused")
+	d = f.worker("b", Config{}).Check()
+	require.False(t, d.Allow, "the third failure in a row, across the restart")
+	assert.Equal(t, loopbreaker.ReasonConsecutiveFailures, d.Reason.Kind)
+}
+
+func TestARestoredOpenCircuitIsNotToldToTheFleetAgain(t *testing.T) {
+	f := newFleet(t)
+	stuck := f.worker("stuck", Config{})
+	for range 3 {
+		stuck.Record(loopbreaker.Iteration{Progress: &loopbreaker.Progress{OutputLength: 500}})
+	}
+	require.False(t, stuck.Check().Allow)
+	saved := stuck.Snapshot()
+	require.Equal(t, loopbreaker.Open, statsOf(t, saved).State)
+	opens := f.worker("other", Config{}).Stats().Opens
+
+	f.worker("other", Config{}).Resume() // a person resumes the fleet
+	restarted := f.worker("stuck", Config{})
+	require.NoError(t, restarted.Restore(saved))
+	restarted.Record(loopbreaker.Iteration{Progress: &loopbreaker.Progress{OutputLength: 900, FilesChanged: 1}})
+	assert.Equal(t, opens, f.worker("other", Config{}).Stats().Opens, "the restored opening was not counted twice")
+}
+
+func TestRestoreRefusesAnInvalidSnapshot(t *testing.T) {
+	f := newFleet(t)
+	w := f.worker("a", Config{})
+	w.Record(loopbreaker.Iteration{Progress: &loopbreaker.Progress{OutputLength: 500}})
+	require.Error(t, w.Restore(loopbreaker.Snapshot{}), "a zero Snapshot is not one a breaker saved")
+	assert.Equal(t, 1, statsOf(t, w.Snapshot()).ConsecutiveNoProgress, "the worker is as it was")
+}
+
+// statsOf reads a snapshot through a breaker of its own.
+func statsOf(t *testing.T, s loopbreaker.Snapshot) loopbreaker.Stats {
+	t.Helper()
+	cb, err := loopbreaker.New(loopbreaker.Config{})
+	require.NoError(t, err)
+	require.NoError(t, cb.Restore(s))
+	return cb.Stats()
+}
