@@ -9,7 +9,12 @@
 //
 // The same binary is both parts: without -worker it starts the workers
 // (itself, with -worker NAME) and prints the fleet's state when they are
-// done.
+// done. With -looprun, a looprun built from ../../cmd/looprun joins them
+// as one more worker, running a shell agent that meets the same broken
+// database:
+//
+//	go build -o /tmp/looprun ./cmd/looprun
+//	go run ./examples/fleet -redis redis://127.0.0.1:6379/0 -looprun /tmp/looprun
 package main
 
 import (
@@ -19,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,13 +46,14 @@ func run(args []string, out io.Writer) error {
 	name := flags.String("fleet", "example", "the fleet's name: workers with the same name share one breaker")
 	workers := flags.Int("workers", 3, "how many worker processes to start")
 	worker := flags.String("worker", "", "run as the worker of this name (the workers are started with it)")
+	looprun := flags.String("looprun", "", "the path of the fleet's looprun (redisstore/cmd/looprun), to start as one more worker")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
 	if *worker != "" {
 		return runWorker(*url, *name, *worker, out)
 	}
-	return runFleet(*url, *name, *workers, out)
+	return runFleet(*url, *name, *workers, *looprun, out)
 }
 
 // fleetWorker returns a worker of the fleet name on the Redis at url.
@@ -71,7 +78,7 @@ func fleetWorker(url, name, worker string) (*redisstore.Worker, *redis.Client, e
 }
 
 // runFleet starts the workers, waits for them, and prints the fleet's state.
-func runFleet(url, name string, workers int, out io.Writer) error {
+func runFleet(url, name string, workers int, looprun string, out io.Writer) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -96,6 +103,16 @@ func runFleet(url, name string, workers int, out io.Writer) error {
 			defer mu.Unlock()
 			out.Write(output)
 			errs[i] = err
+		}()
+	}
+	if looprun != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := runLooprun(looprun, url, name, out, &mu)
+			mu.Lock()
+			defer mu.Unlock()
+			errs = append(errs, err)
 		}()
 	}
 	wg.Wait()
@@ -125,5 +142,35 @@ func runWorker(url, name, worker string, out io.Writer) error {
 		time.Sleep(20 * time.Millisecond) // the agent's work
 	}
 	fmt.Fprintf(out, "%s: ran 20 iterations\n", worker)
+	return nil
+}
+
+// runLooprun runs looprun as a worker of the fleet, on an agent that fails
+// as the others do, and prints how it stopped. Its state and logs go to a
+// directory of its own, removed after.
+func runLooprun(looprun, url, name string, out io.Writer, mu *sync.Mutex) error {
+	dir, err := os.MkdirTemp("", "fleet-looprun")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	agent := `sleep 0.05; echo "Error: dial tcp db.internal:5432: connection refused"; exit 1`
+	cmd := exec.Command(looprun, "-redis", url, "-fleet", name, "-worker", "looprun",
+		"-dir", dir, "-interactive", "no", "-quiet", "-max-iterations", "20", "--", "sh", "-c", agent)
+	output, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 3 {
+		err = nil // 3: stopped by the open circuit, as the fleet should be
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, line := range strings.Split(string(output), "\n") {
+		if strings.HasPrefix(line, "stopped:") {
+			fmt.Fprintf(out, "looprun: %s\n", line)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("looprun: %w\n%s", err, output)
+	}
 	return nil
 }
