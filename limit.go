@@ -79,7 +79,10 @@ type Limit struct {
 	// Reset is when the limit lifts, as the provider said it; zero when
 	// it did not say, and for a LimitStop. The breaker waits
 	// [Config.ProviderLimitWait] or [Config.ProviderThrottleWait] then, and
-	// never longer than [MaxProviderLimitWait].
+	// never longer than [MaxProviderLimitWait]. A reset that is not after
+	// the time the limit was seen (a Retry-After of 0, "retryDelay": "0s")
+	// is waited out for a second: the provider said to retry at once, and
+	// a loop that hits it again and again does not spin.
 	Reset time.Time
 	// Why says what the provider said, for a person: "You've hit your
 	// limit (resets 2026-01-29 17:00 Europe/Vilnius)", "HTTP 429: API
@@ -300,8 +303,13 @@ func (b *CircuitBreaker) limitFor(err error, outcome Outcome) Limit {
 	return l
 }
 
-// limitUntil returns when l, seen at now, lifts: its reset, or the default
-// wait of its kind, at most MaxProviderLimitWait from now.
+// minProviderLimitWait is the wait of a provider limit whose reset is not
+// after the time it was seen: the provider put it at once.
+const minProviderLimitWait = time.Second
+
+// limitUntil returns when l, seen at now, lifts: its reset (one not after
+// now waits minProviderLimitWait), or the default wait of its kind, at
+// most MaxProviderLimitWait from now.
 func (b *CircuitBreaker) limitUntil(l Limit, now time.Time) time.Time {
 	until := l.Reset
 	if until.IsZero() {
@@ -310,6 +318,9 @@ func (b *CircuitBreaker) limitUntil(l Limit, now time.Time) time.Time {
 			wait = b.cfg.ProviderThrottleWait
 		}
 		until = now.Add(wait)
+	}
+	if !until.After(now) {
+		until = now.Add(minProviderLimitWait)
 	}
 	return minTime(until, now.Add(MaxProviderLimitWait))
 }

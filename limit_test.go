@@ -292,3 +292,31 @@ func TestFirstLineIsShortAndWhole(t *testing.T) {
 	assert.NotContains(t, long, "\uFFFD")
 	assert.Equal(t, strings.Repeat("é", 100)+"...", long, "cut between characters")
 }
+
+// A provider that says to retry at once ("retryDelay": "0s", a
+// Retry-After of 0) is waited out for a second: a loop that hits it again
+// and again does not spin.
+func TestAResetAtOnceIsWaitedOutForASecond(t *testing.T) {
+	for name, record := range map[string]func(*CircuitBreaker, time.Time){
+		"gemini text": func(b *CircuitBreaker, _ time.Time) {
+			b.Record(Iteration{Err: errors.New(`429 Status: RESOURCE_EXHAUSTED "retryDelay": "0s"`)})
+		},
+		"a reset now": func(b *CircuitBreaker, now time.Time) {
+			b.ObserveLimit(Limit{Kind: LimitThrottle, Reset: now, Why: "rate limited"})
+		},
+		"a reset past": func(b *CircuitBreaker, now time.Time) {
+			b.ObserveLimit(Limit{Kind: LimitThrottle, Reset: now.Add(-time.Minute), Why: "rate limited"})
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, clk := newTestBreaker(t, Config{})
+			record(b, clk.Now())
+			d := b.Check()
+			require.False(t, d.Allow)
+			assert.Equal(t, ReasonProviderLimit, d.Reason.Kind)
+			assert.Equal(t, time.Second, d.RetryAfter)
+			clk.Advance(time.Second)
+			assert.True(t, b.Check().Allow, "a second later it has lifted")
+		})
+	}
+}

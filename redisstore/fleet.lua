@@ -35,6 +35,7 @@ local maxTok, maxCost, maxTokH, maxCostH =
 local function arg(i) return ARGV[14 + i] end
 local HOUR = 3600000
 local MAXWAIT = 35 * 24 * HOUR -- loopbreaker.MaxProviderLimitWait
+local MINWAIT = 1000 -- a reset not after now (the provider said at once) is waited out for a second, as in the core
 local MAXN = 9007199254740992 -- 2^53: token sums saturate here, exact below
 local CLOSED, OPEN, HALF = 0, 1, 2
 local hourly = maxTokH > 0 or maxCostH > 0
@@ -261,8 +262,9 @@ local function limitSeen(kind, reset, wait, reason)
 	end
 	local untilMs = tonumber(reset) or 0
 	if untilMs <= 0 then untilMs = now + (tonumber(wait) or 0) end
+	if untilMs <= now then untilMs = now + MINWAIT end
 	untilMs = math.min(untilMs, now + MAXWAIT)
-	if untilMs <= now or cur == 's' or cur == 'w' and untilMs <= num('luntil') then return end
+	if cur == 's' or cur == 'w' and untilMs <= num('luntil') then return end
 	set('lkind', 'w'); set('luntil', untilMs); set('lreason', reason)
 end
 

@@ -156,3 +156,18 @@ func TestAHostsLimitPatternStopsTheFleet(t *testing.T) {
 	assert.Equal(t, "Provider stopped the loop (no waiting ends this): tenant suspended", d.Reason.String())
 	assert.Zero(t, a.Stats().TotalFailures, "no failure")
 }
+
+// A provider that says to retry at once is waited out for a second by the
+// whole fleet, as by one breaker: workers that hit it again and again do
+// not spin.
+func TestAResetAtOnceIsWaitedOutForASecondByTheFleet(t *testing.T) {
+	f := newFleet(t)
+	ws := f.workers(2, Config{})
+	require.True(t, ws[0].Check().Allow)
+	ws[0].Record(loopbreaker.Iteration{Err: limited(loopbreaker.Limit{Kind: loopbreaker.LimitThrottle, Reset: time.Now().Add(-time.Minute), Why: "rate limited"})})
+	d := ws[1].Check()
+	require.False(t, d.Allow, "the limit is in force")
+	assert.Equal(t, loopbreaker.ReasonProviderLimit, d.Reason.Kind)
+	assert.Greater(t, d.RetryAfter, time.Duration(0))
+	assert.LessOrEqual(t, d.RetryAfter, time.Second)
+}
