@@ -60,14 +60,14 @@ func (r *runner) providerLimit(ctx context.Context, d loopbreaker.Decision) (cod
 			}
 			switch strings.ToLower(strings.TrimSpace(answer)) {
 			case "w", "wait":
-				return r.waitOutLimit(ctx)
+				return r.waitOutLimit(ctx, until)
 			case "t", "terminate":
 				r.stopped = fmt.Sprintf("%s; terminated", d.Reason)
 				return exitProvider, true
 			}
 		}
 	case r.o.limitWait > 0 && d.RetryAfter <= r.o.limitWait:
-		return r.waitOutLimit(ctx)
+		return r.waitOutLimit(ctx, until)
 	}
 	r.stopped = fmt.Sprintf("%s; it lifts in %s, ", d.Reason, d.RetryAfter.Round(time.Second))
 	if r.o.limitWait > 0 {
@@ -118,10 +118,16 @@ type countdown struct {
 	// logStep; else a line said what is waited for, and the wait is
 	// silent there.
 	inLog bool
+	// until is when what is waited for comes, by the breaker's answer;
+	// zero when it does not say. A breaker may wait in short sleeps (a
+	// fleet's asks again every second): the countdown shows the time to
+	// until, not to the end of the sleep.
+	until time.Time
+	shown time.Time // when the countdown was last shown
 }
 
 // waitWithCountdown waits until the breaker lets the next iteration run,
-// showing the time left to what is waited for (r.wait).
+// showing the time left to what is waited for (r.wait): until c.until.
 func (r *runner) waitWithCountdown(ctx context.Context, c countdown) (code int, stop bool) {
 	r.countdown = &c
 	defer func() { r.countdown = nil }()
@@ -134,8 +140,8 @@ func (r *runner) waitWithCountdown(ctx context.Context, c countdown) (code int, 
 
 // waitOutLimit waits, showing a countdown, until the provider limit lifts;
 // then the iteration it refused runs again.
-func (r *runner) waitOutLimit(ctx context.Context) (code int, stop bool) {
-	code, stop = r.waitWithCountdown(ctx, countdown{what: "the provider limit", inLog: true})
+func (r *runner) waitOutLimit(ctx context.Context, until time.Time) (code int, stop bool) {
+	code, stop = r.waitWithCountdown(ctx, countdown{what: "the provider limit", inLog: true, until: until})
 	if !stop {
 		fmt.Fprintln(r.out, "      the limit has lifted: running the iteration again")
 	}
@@ -145,7 +151,8 @@ func (r *runner) waitOutLimit(ctx context.Context) (code int, stop bool) {
 // sleep is the breaker's Config.Sleep: the clock's, and while a
 // countdown is shown, in steps that show what is left of the wait.
 func (r *runner) sleep(ctx context.Context, d time.Duration) error {
-	if r.countdown == nil || !r.outTerminal && !r.countdown.inLog {
+	c := r.countdown
+	if c == nil || !r.outTerminal && !c.inLog {
 		return r.clock.Sleep(ctx, d)
 	}
 	step := logStep
@@ -153,7 +160,15 @@ func (r *runner) sleep(ctx context.Context, d time.Duration) error {
 		step = countdownStep
 	}
 	for d > 0 {
-		r.showCountdown(d)
+		now := r.clock.Now()
+		if c.shown.IsZero() || now.Sub(c.shown) >= step {
+			left := d
+			if l := c.until.Sub(now); l > left {
+				left = l
+			}
+			r.showCountdown(left)
+			c.shown = now
+		}
 		s := min(d, step)
 		if err := r.clock.Sleep(ctx, s); err != nil {
 			return err

@@ -48,13 +48,28 @@ type Options struct {
 	// -redis). It is called before the command line is parsed.
 	Flags func(fs *flag.FlagSet)
 
-	// NewBreaker, when set, makes the breaker the loop asks, from the
-	// configuration the flags and settings gave (its clock, classifier and
-	// protected files included). It returns the breaker and a line the
-	// banner shows about it ("on fleet agents at redis://..."). An error
-	// stops the command with exit code 2 (usage) when it is a
-	// *UsageError, else 1.
-	NewBreaker func(cfg loopbreaker.Config) (b Breaker, about string, err error)
+	// Settable names the flags of Flags that the environment
+	// (LOOPRUN_<FLAG>) and .looprunrc may set too, as they set most of
+	// the command's own.
+	Settable []string
+
+	// NewBreaker, when set, makes the breaker the loop asks. It returns
+	// the breaker and a line the banner shows about it ("fleet agents on
+	// redis://..."). An error stops the command with exit code 2 (usage)
+	// when it is a *UsageError, else 1. A breaker that is a SharedBreaker
+	// is one other runners share.
+	NewBreaker func(Setup) (b Breaker, about string, err error)
+}
+
+// Setup is what the command line and the settings gave, for
+// Options.NewBreaker.
+type Setup struct {
+	// Config is the breaker's configuration, its clock, classifier and
+	// protected files included.
+	Config loopbreaker.Config
+	// IterationTimeout is how long one iteration's command may run
+	// (-timeout); its -check may take as long again.
+	IterationTimeout time.Duration
 }
 
 // Breaker is what the loop asks of a breaker: the loop's questions and
@@ -68,9 +83,19 @@ type Breaker interface {
 	Resume()
 	Skip()
 	Abort()
-	Reset()
 	Snapshot() loopbreaker.Snapshot
 	Restore(loopbreaker.Snapshot) error
+}
+
+// SharedBreaker is a Breaker that other runners share (a fleet's on
+// Redis). On one, -reset also resets what is shared, through ResetShared,
+// which fails, changing nothing, when what is shared is out of reach;
+// -auto-reset is not applied (it would release every runner); and a probe
+// another runner holds is waited for only with -wait. When the breaker is
+// also an io.Closer, the command closes it last.
+type SharedBreaker interface {
+	Breaker
+	ResetShared() error
 }
 
 // UsageError is an error of Options.NewBreaker that is the person's
@@ -154,7 +179,7 @@ type options struct {
 // environment and of the files in -dir (see config.go). Flags given
 // explicitly win over everything, and the preset comes last, as in
 // ralph-starter.
-func parseFlags(args []string, environ []string, stderr io.Writer, extra func(*flag.FlagSet)) (*options, error) {
+func parseFlags(args []string, environ []string, stderr io.Writer, opts Options) (*options, error) {
 	fs := flag.NewFlagSet("looprun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o := &options{timeout: 15 * time.Minute}
@@ -190,10 +215,10 @@ func parseFlags(args []string, environ []string, stderr io.Writer, extra func(*f
 	thresholds.RegisterAliases()
 	thresholds.Alias("validate", "check", "ralph-starter")
 	thresholds.Alias("auto-reset-circuit", "auto-reset", "ralph-claude-code")
-	thresholds.Settable(settable...)
-	if extra != nil {
-		extra(fs)
+	if opts.Flags != nil {
+		opts.Flags(fs)
 	}
+	thresholds.Settable(append(settable, opts.Settable...)...)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -282,7 +307,7 @@ func run(ctx context.Context, clk clock, args []string, stdin io.Reader, stdout,
 
 // runWith is the whole program; it returns the exit code.
 func runWith(ctx context.Context, opts Options, clk clock, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	o, err := parseFlags(args, os.Environ(), stderr, opts.Flags)
+	o, err := parseFlags(args, os.Environ(), stderr, opts)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitDone
 	}
@@ -346,6 +371,9 @@ func runWith(ctx context.Context, opts Options, clk clock, args []string, stdin 
 			fmt.Fprintln(stderr, "looprun: writing the result:", err)
 		}
 	}
+	if c, ok := r.cb.(io.Closer); ok {
+		_ = c.Close() // the loop is over: nothing is left to tell it
+	}
 	return code
 }
 
@@ -353,7 +381,8 @@ func runWith(ctx context.Context, opts Options, clk clock, args []string, stdin 
 type runner struct {
 	o           *options
 	cb          Breaker
-	about       string // a line about the breaker for the banner, when it is not the process's own
+	shared      SharedBreaker // cb, when other runners share it; else nil
+	about       string        // a line about the breaker for the banner, when it is not the process's own
 	guard       *loopbreaker.Guard
 	clock       clock
 	state       *stateFile
@@ -372,14 +401,15 @@ type runner struct {
 	limited     int  // the iteration the provider refused last, to run again
 	inGit       bool // the directory is in a git repository
 
-	samples      map[string]string // fingerprint → the error's first line
-	lastOutput   [sha256.Size]byte // outside git: the hash of the previous iteration's output
-	last         lastError         // the last failed iteration's error, for the prompt and the summary
-	refusal      loopbreaker.Reason
-	opensAtStart int    // the breaker's opens when this run started, for -max-opens
-	stopped      string // why the loop stopped, for the summary
-	saveFailed   bool   // the loop stopped on a failed save
-	iterations   int    // run by this process
+	samples    map[string]string // fingerprint → the error's first line
+	lastOutput [sha256.Size]byte // outside git: the hash of the previous iteration's output
+	last       lastError         // the last failed iteration's error, for the prompt and the summary
+	refusal    loopbreaker.Reason
+	opens      int       // the openings of the circuit this run met, for -max-opens
+	openedAt   time.Time // when the last of them opened
+	stopped    string    // why the loop stopped, for the summary
+	saveFailed bool      // the loop stopped on a failed save
+	iterations int       // run by this process
 }
 
 // lastError is the error of the last failed iteration of this run.
@@ -402,11 +432,12 @@ func newRunner(o *options, opts Options, guard *loopbreaker.Guard, clk clock, st
 	cfg.Classify = classify
 	cfg.Guard = guard
 	if opts.NewBreaker != nil {
-		cb, about, err := opts.NewBreaker(cfg)
+		cb, about, err := opts.NewBreaker(Setup{Config: cfg, IterationTimeout: o.timeout})
 		if err != nil {
 			return nil, err
 		}
 		r.cb, r.about = cb, about
+		r.shared, _ = cb.(SharedBreaker)
 	} else {
 		cb, err := loopbreaker.New(cfg)
 		if err != nil {
@@ -442,16 +473,19 @@ func newRunner(o *options, opts Options, guard *loopbreaker.Guard, clk clock, st
 		return nil, err
 	}
 	if o.reset {
+		if r.shared != nil {
+			// The breaker is shared: starting afresh is starting it
+			// afresh, first, so that nothing is lost when it cannot be.
+			if err := r.shared.ResetShared(); err != nil {
+				return nil, fmt.Errorf("-reset: the shared breaker was not reset, nor anything else: %w", err)
+			}
+			fmt.Fprintln(r.out, "the shared breaker reset: its circuit closed and its counts cleared, for every runner")
+		}
 		what, err := r.state.reset()
 		if err != nil {
 			return nil, err
 		}
 		fmt.Fprintln(r.out, what)
-		if r.about != "" {
-			// The breaker is shared: starting afresh is starting it afresh.
-			r.cb.Reset()
-			fmt.Fprintln(r.out, "the shared breaker reset: the circuit closed, its counts cleared")
-		}
 		if err := r.sessions.drop(endReset); err != nil {
 			return nil, err
 		}
@@ -461,11 +495,17 @@ func newRunner(o *options, opts Options, guard *loopbreaker.Guard, clk clock, st
 		s := r.cb.Stats()
 		fmt.Fprintf(r.out, "resuming %s: %d iterations so far, circuit %s\n", r.state.path(), s.Iterations, s.State)
 		if s := r.cb.Stats(); o.autoReset && s.State == loopbreaker.Open && !s.Reason.Kind.Held() {
-			r.cb.Resume()
-			fmt.Fprintf(r.out, "auto-reset: the circuit was open (%s), and is closed without waiting for the probe\n", s.Reason)
+			if r.shared != nil {
+				fmt.Fprintln(r.out, "auto-reset: not on a shared breaker, where it would release every runner; the circuit stays open")
+			} else {
+				r.cb.Resume()
+				fmt.Fprintf(r.out, "auto-reset: the circuit was open (%s), and is closed without waiting for the probe\n", s.Reason)
+			}
 		}
 	}
-	r.opensAtStart = r.cb.Stats().Opens
+	if s := r.cb.Stats(); s.State != loopbreaker.Closed {
+		r.openedAt = s.OpenedAt // an opening before this run is not this run's
+	}
 	// The protected files as they are now (a -reset included) are what
 	// the first iteration is compared with; their copies are written.
 	if err := guard.Refresh(); err != nil {
@@ -608,14 +648,20 @@ func (r *runner) refused(ctx context.Context, d loopbreaker.Decision) (code int,
 		}
 		fmt.Fprintf(r.out, "      %s; waiting %s, until %s\n", d.Reason, d.RetryAfter.Round(time.Second),
 			r.clock.Now().Add(d.RetryAfter).Format(time.TimeOnly))
-		return r.waitWithCountdown(ctx, countdown{what: "the call budget"})
+		return r.waitWithCountdown(ctx, countdown{what: "the call budget", until: r.clock.Now().Add(d.RetryAfter)})
 	}
 
 	if d.State == loopbreaker.HalfOpen {
-		// The probe is in flight: wait for its outcome. This runner
-		// records every iteration it runs, and a breaker restored with a
-		// probe in flight opens again (probe lost), so only a host that
-		// runs iterations side by side gets here.
+		// The probe is in flight elsewhere: this runner records every
+		// iteration it runs, and a breaker restored with a probe in
+		// flight opens again (probe lost), so only a runner of a shared
+		// breaker gets here.
+		fmt.Fprintf(r.out, "      circuit %s: another runner has the probe (%s)\n", d.State, d.Reason.Detail())
+		if !r.o.wait {
+			r.stopped = "another runner has the probe: " + d.Reason.Detail()
+			return exitTripped, true
+		}
+		fmt.Fprintln(r.out, "      waiting for its outcome")
 		return r.wait(ctx)
 	}
 	fmt.Fprintf(r.out, "      circuit %s: %s", d.State, d.Reason.Detail())
@@ -627,13 +673,17 @@ func (r *runner) refused(ctx context.Context, d loopbreaker.Decision) (code int,
 	if r.interactive {
 		return r.ask(ctx, d)
 	}
+	if s := r.cb.Stats(); s.State == loopbreaker.Open && !s.OpenedAt.Equal(r.openedAt) {
+		r.opens++
+		r.openedAt = s.OpenedAt
+	}
 	if r.o.wait && d.RetryAfter > 0 {
-		if opens := r.cb.Stats().Opens - r.opensAtStart; r.o.maxOpens > 0 && opens >= r.o.maxOpens {
+		if opens := r.opens; r.o.maxOpens > 0 && opens >= r.o.maxOpens {
 			// An agent broken for good would be probed for ever.
 			r.stopped = fmt.Sprintf("%s; the circuit opened %d times in this run (-max-opens %d)", d.Reason.Detail(), opens, r.o.maxOpens)
 			return exitTripped, true
 		}
-		return r.waitWithCountdown(ctx, countdown{what: "the probe"})
+		return r.waitWithCountdown(ctx, countdown{what: "the probe", until: r.clock.Now().Add(d.RetryAfter)})
 	}
 	r.stopped = d.Reason.Detail()
 	if d.Reason.Kind == loopbreaker.ReasonProtectedFiles {
@@ -697,7 +747,7 @@ func (r *runner) ask(ctx context.Context, d loopbreaker.Decision) (code int, sto
 				fmt.Fprintln(r.out, "      no cooldown ends this; resume, skip or abort")
 				continue
 			}
-			return r.waitWithCountdown(ctx, countdown{what: "the probe"})
+			return r.waitWithCountdown(ctx, countdown{what: "the probe", until: r.clock.Now().Add(d.RetryAfter)})
 		case answer == "a" || answer == "abort":
 			r.cb.Abort()
 			r.stopped = "aborted: " + d.Reason.String()
@@ -816,14 +866,14 @@ func (r *runner) summary(code int, saveErr error) {
 	}
 	switch {
 	case code == exitTripped && s.RetryAfter > 0:
-		fmt.Fprintf(r.out, "the circuit is open: run again after %s for the probe, with -wait to wait here, or with -reset to start afresh\n",
-			s.RetryAfter.Round(time.Second))
+		fmt.Fprintf(r.out, "the circuit is open: run again after %s for the probe, with -wait to wait here, or with -reset to start afresh%s\n",
+			s.RetryAfter.Round(time.Second), r.resetScope())
 	case code == exitTripped && s.State == loopbreaker.Open:
-		fmt.Fprintln(r.out, "the circuit is held open, and no cooldown ends that: run again at a terminal to resume or skip, or with -reset to start afresh")
+		fmt.Fprintln(r.out, "the circuit is held open, and no cooldown ends that: run again at a terminal to resume or skip, or with -reset to start afresh"+r.resetScope())
 	case code == exitProtected:
-		fmt.Fprintln(r.out, "the circuit is held open for the protected files: look at what the agent did (its log), then run again at a terminal to resume or skip, or with -reset to start afresh")
+		fmt.Fprintln(r.out, "the circuit is held open for the protected files: look at what the agent did (its log), then run again at a terminal to resume or skip, or with -reset to start afresh"+r.resetScope())
 	case code == exitProvider && s.ProviderLimit.Kind == loopbreaker.ReasonProviderStopped:
-		fmt.Fprintln(r.out, "the provider stopped the loop, and no waiting ends that: deal with it (credit, billing, the admin's cap), then run again at a terminal to resume, or with -reset to start afresh")
+		fmt.Fprintln(r.out, "the provider stopped the loop, and no waiting ends that: deal with it (credit, billing, the admin's cap), then run again at a terminal to resume, or with -reset to start afresh"+r.resetScope())
 	case code == exitProvider && !s.ProviderLimitUntil.IsZero():
 		fmt.Fprintf(r.out, "the provider limit lifts at %s: run again then, or with a longer -limit-wait to wait here\n", r.clockTime(s.ProviderLimitUntil))
 	}
@@ -847,6 +897,15 @@ func (r *runner) summary(code int, saveErr error) {
 		}
 		fmt.Fprintf(r.out, "%-8s  %5d  %s\n", fp, s.ErrorCounts[fp], sample)
 	}
+}
+
+// resetScope says, after "-reset to start afresh", what else -reset
+// starts afresh: the shared breaker, for every runner.
+func (r *runner) resetScope() string {
+	if r.shared == nil {
+		return ""
+	}
+	return " (the shared breaker too, for every runner)"
 }
 
 // firstLine returns the first line of s, at most 100 bytes of it.

@@ -47,9 +47,13 @@ type jsonResult struct {
 	Errors    []jsonError `json:"errors,omitempty"`     // by fingerprint, the most seen first
 	LastError *jsonLast   `json:"last_error,omitempty"` // of this run
 	StateFile string      `json:"state_file"`
-	Logs      string      `json:"logs"`
-	Session   string      `json:"session,omitempty"`
-	StateSave string      `json:"state_not_saved,omitempty"` // the error, when the state could not be saved
+	// Breaker says which breaker the loop asked, when it is not the
+	// process's own: a fleet's, with its name and this runner's. The
+	// figures above but the iterations are then the fleet's.
+	Breaker   string `json:"breaker,omitempty"`
+	Logs      string `json:"logs"`
+	Session   string `json:"session,omitempty"`
+	StateSave string `json:"state_not_saved,omitempty"` // the error, when the state could not be saved
 }
 
 type jsonReason struct {
@@ -104,7 +108,7 @@ func (r *runner) writeJSON(w io.Writer, code int, saveErr error) error {
 		ExitCode: code, Exit: exitNames[code], Stopped: r.stopped, State: s.State.String(),
 		Iterations: r.iterations, TotalIterations: s.Iterations, NeutralIterations: s.NeutralIterations,
 		LimitedIterations: s.LimitedIterations, Failures: s.TotalFailures, Opens: s.Opens,
-		StateFile: r.state.path(), Logs: r.logs.dir,
+		StateFile: r.state.path(), Logs: r.logs.dir, Breaker: r.about,
 	}
 	switch {
 	case s.Complete.Kind != loopbreaker.ReasonNone:

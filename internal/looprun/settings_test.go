@@ -50,14 +50,14 @@ func TestTimeoutTakesMinutesToo(t *testing.T) {
 		if args != "" {
 			flags = append(flags, "--timeout", args)
 		}
-		o, err := parseFlags(flags, nil, io.Discard, nil)
+		o, err := parseFlags(flags, nil, io.Discard, Options{})
 		require.NoError(t, err)
 		assert.Equal(t, want, o.timeout, args)
 	}
-	o, err := parseFlags([]string{"-dir", dir}, []string{"CLAUDE_TIMEOUT_MINUTES=5"}, io.Discard, nil)
+	o, err := parseFlags([]string{"-dir", dir}, []string{"CLAUDE_TIMEOUT_MINUTES=5"}, io.Discard, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, 5*time.Minute, o.timeout)
-	_, err = parseFlags([]string{"-dir", dir, "-timeout", "soon"}, nil, io.Discard, nil)
+	_, err = parseFlags([]string{"-dir", dir, "-timeout", "soon"}, nil, io.Discard, Options{})
 	assert.Error(t, err)
 }
 
