@@ -17,7 +17,10 @@ func (w *Worker) Snapshot() loopbreaker.Snapshot {
 // off; call it before the first Check. A provider limit in s is left to
 // the fleet, which keeps its own. A circuit s shows open on the worker's
 // own signal stays open until its cooldown ends, and is not told to the
-// fleet again: the fleet heard of it when it opened. An error is
+// fleet again: the fleet heard of it when it opened. One s shows held (its
+// protected files lost) stays held while the fleet is, and is released
+// at the first answer from Redis that shows the fleet no longer held (a
+// person resumed it meanwhile). An error is
 // [loopbreaker.CircuitBreaker.Restore]'s, and leaves the worker as it was.
 func (w *Worker) Restore(s loopbreaker.Snapshot) error {
 	w.mu.Lock()
@@ -26,5 +29,6 @@ func (w *Worker) Restore(s loopbreaker.Snapshot) error {
 		return err
 	}
 	w.localOpens = w.local.Stats().Opens
+	w.restored = true
 	return nil
 }

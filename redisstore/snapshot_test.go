@@ -1,6 +1,8 @@
 package redisstore
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/loopbreaker/loopbreaker"
@@ -28,22 +30,46 @@ func TestARestartedWorkerGoesOnWithItsOwnSignals(t *testing.T) {
 	assert.Equal(t, loopbreaker.ReasonNoProgress, d.Reason.Kind)
 }
 
-func TestARestartedWorkerDoesNotCountTheFleetsFailuresTwice(t *testing.T) {
-	f := newFleet(t)
-	w := f.worker("a", Config{})
-	w.RecordFailure("dial tcp db.internal:5432: connection refused")
-	w.RecordFailure("dial tcp db.internal:5432: connection refused")
-	saved := w.Snapshot()
+// heldWorker returns a worker whose own signal holds the fleet: its agent
+// deleted a protected file.
+func heldWorker(t *testing.T, f *fleet) (*Worker, loopbreaker.Config) {
+	project := t.TempDir()
+	plan := filepath.Join(project, "IMPLEMENTATION_PLAN.md")
+	require.NoError(t, os.WriteFile(plan, []byte("- [ ] parser\n"), 0o644))
+	guard, err := loopbreaker.NewGuard(project, loopbreaker.GuardConfig{})
+	require.NoError(t, err)
+	cfg := loopbreaker.Config{Guard: guard}
+	w := f.worker("careless", Config{Breaker: cfg})
+	require.True(t, w.Check().Allow)
+	require.NoError(t, os.Remove(plan))
+	w.Record(loopbreaker.Iteration{})
+	require.Equal(t, loopbreaker.ReasonProtectedFiles, w.Check().Reason.Kind)
+	return w, cfg
+}
 
-	restarted := f.worker("a", Config{})
+func TestARestoredHoldIsReleasedWhenTheFleetWasResumedMeanwhile(t *testing.T) {
+	f := newFleet(t)
+	held, cfg := heldWorker(t, f)
+	saved := held.Snapshot()
+	require.Equal(t, loopbreaker.ReasonProtectedFiles, statsOf(t, saved).Reason.Kind)
+
+	// While the worker is stopped, a person resumes the fleet on another.
+	f.worker("b", Config{}).Resume()
+	restarted := f.worker("careless", Config{Breaker: cfg})
 	require.NoError(t, restarted.Restore(saved))
+	assert.True(t, restarted.Check().Allow, "the fleet is no longer held, nor is the worker")
+}
+
+func TestARestoredHoldStaysWhileTheFleetIsHeld(t *testing.T) {
+	f := newFleet(t)
+	held, cfg := heldWorker(t, f)
+	restarted := f.worker("careless", Config{Breaker: cfg})
+	require.NoError(t, restarted.Restore(held.Snapshot()))
 	d := restarted.Check()
-	require.True(t, d.Allow, "two failures in a row, not four")
-	assert.Equal(t, 2, restarted.Stats().ConsecutiveFailures, "the fleet's count, kept in Redis")
-	restarted.RecordFailure("dial tcp db.internal:5432: connection refused")
-	d = f.worker("b", Config{}).Check()
-	require.False(t, d.Allow, "the third failure in a row, across the restart")
-	assert.Equal(t, loopbreaker.ReasonConsecutiveFailures, d.Reason.Kind)
+	assert.False(t, d.Allow)
+	assert.Equal(t, loopbreaker.ReasonProtectedFiles, d.Reason.Kind)
+	f.worker("b", Config{}).Resume()
+	assert.True(t, restarted.Check().Allow, "a resume releases it")
 }
 
 func TestARestoredOpenCircuitIsNotToldToTheFleetAgain(t *testing.T) {

@@ -59,6 +59,7 @@ type Worker struct {
 	byTransport  bool   // calls are counted as they happen (Transport, CountCall)
 	limited      int    // iterations a provider refused, which the local breaker counted as neutral
 	gen          int64  // the fleet's count of Resume, Skip and Reset
+	restored     bool   // Restore ran, and Redis has not answered since
 	last         view   // the fleet as the last answer showed it
 
 	// While Redis is out of reach.
@@ -473,10 +474,20 @@ func (w *Worker) localTrip(local *loopbreaker.CircuitBreaker) string {
 func (w *Worker) observe(r reply, now time.Time) bool {
 	w.mu.Lock()
 	changed := w.last.known && r.gen != w.gen
+	restored := w.restored && !w.last.known
+	w.restored = false
 	w.gen = r.gen
 	w.last = w.viewOf(r, now)
 	local := w.local
 	w.mu.Unlock()
+	if restored && !changed && !w.last.held {
+		// A worker restored held (its protected files lost) that finds
+		// the fleet no longer held: a person resumed it meanwhile, on
+		// another worker, at a count of resumes this worker never saw.
+		if s := local.Stats(); s.State == loopbreaker.Open && s.Reason.Kind.Held() {
+			changed = true
+		}
+	}
 	if changed {
 		local.Resume()
 	}
