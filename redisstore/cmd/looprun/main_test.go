@@ -167,11 +167,39 @@ func TestAnUnreachableRedisLeavesEachRunnerToItself(t *testing.T) {
 	out, code := runner(t, root, "alone", "", "-redis", gone, "-max-iterations", "2", "--", "sh", "-c", working)
 	assert.Equal(t, 6, code, "the runner went on under its own breaker: %s", out)
 	assert.Contains(t, out, "iterations: 2 in this run")
-	assert.Contains(t, out, "WARN", "it warned, once")
+	assert.Equal(t, 1, strings.Count(out, "WARN"), "it warned once: %s", out)
 
 	out, code = runner(t, root, "closed", "", "-redis", gone, "-fail-closed", "-max-iterations", "2", "--", "sh", "-c", working)
 	assert.Equal(t, 3, code, out)
 	assert.Contains(t, out, "iterations: 0 in this run")
+
+	// -reset cannot reset a fleet it cannot reach: it changes nothing.
+	state := filepath.Join(root, "alone", ".loopbreaker", "loop.json")
+	require.FileExists(t, state)
+	out, code = runner(t, root, "alone", "", "-redis", gone, "-reset", "--", "sh", "-c", working)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, out, "-reset: the shared breaker was not reset, nor anything else: the fleet's Redis is out of reach")
+	assert.FileExists(t, state)
+}
+
+func TestTheRedisPasswordIsNeverShown(t *testing.T) {
+	root := t.TempDir()
+	// A Redis that does not answer: the runner goes on alone, and its
+	// banner and warning name the server.
+	out, code := runner(t, root, "w", "", "-redis", "redis://agent:hunter2@127.0.0.1:1/3", "-max-iterations", "1", "--", "sh", "-c", working)
+	assert.Equal(t, 6, code, out)
+	assert.Contains(t, out, `breaker: fleet "loop" on redis://127.0.0.1:1/3, as worker w`)
+	assert.NotContains(t, out, "hunter2")
+
+	// The URL may come from the environment, off the command line.
+	cmd := exec.Command(looprunBin, "-dir", filepath.Join(root, "w"), "-worker", "w", "-interactive", "no", "-quiet", "-max-iterations", "1", "--", "sh", "-c", working)
+	cmd.Env = append(os.Environ(), "LOOPRUN_REDIS=rediss://agent:hunter2@127.0.0.1:1/0", "LOOPRUN_FLEET=nightly")
+	got, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, string(got))
+	assert.Equal(t, 6, exit.ExitCode(), string(got))
+	assert.Contains(t, string(got), `breaker: fleet "nightly" on rediss://127.0.0.1:1/0, as worker w`)
+	assert.NotContains(t, string(got), "hunter2")
 }
 
 func TestBadFleetFlagsAreUsageErrors(t *testing.T) {
@@ -182,12 +210,15 @@ func TestBadFleetFlagsAreUsageErrors(t *testing.T) {
 	}{
 		{nil, "-redis is required"},
 		{[]string{"-redis", "redis://user:hunter2@[::1"}, "-redis: not a URL"},
+		{[]string{"-redis", "redis://user:hun/ter2@localhost:6379/0"}, "-redis: not a URL"},
 		{[]string{"-redis", "redis://user:hunter2@localhost:6379/x"}, "invalid database number"},
 		{[]string{"-redis", "unix:///tmp/r.sock", "-fleet", "a{b}"}, "-fleet must not be empty or hold '{' or '}'"},
+		{[]string{"-redis", "unix:///tmp/r.sock", "-redis-timeout", "0s"}, "-redis-timeout must be positive"},
 	} {
 		out, code := runner(t, root, "bad", "", append(tc.args, "--", "true")...)
 		assert.Equal(t, 2, code, out)
 		assert.Contains(t, out, tc.says)
 		assert.NotContains(t, out, "hunter2", "the password is never shown")
+		assert.NotContains(t, out, "ter2", "nor any part of it")
 	}
 }
