@@ -103,6 +103,7 @@ type SharedBreaker interface {
 // says it and exits with code 2.
 type UsageError struct{ Err error }
 
+// Error returns the error's message, as the command shows it.
 func (e *UsageError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the error the UsageError holds.
