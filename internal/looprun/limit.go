@@ -85,18 +85,11 @@ func (r *runner) providerStopped(ctx context.Context, d loopbreaker.Decision) (c
 	fmt.Fprintf(r.out, "      %s\n", d.Reason)
 	if r.interactive {
 		for {
-			fmt.Fprint(r.out, "      [r]esume (it is dealt with), or [t]erminate? ")
-			line, err := r.readAnswer(ctx)
-			switch {
-			case ctx.Err() != nil:
-				fmt.Fprintln(r.out)
-				r.stopped = "interrupted"
+			answer, ok := r.choose(ctx, "      [r]esume (it is dealt with), or [t]erminate? ", "terminate")
+			if !ok {
 				return exitInterrupted, true
-			case err != nil:
-				fmt.Fprintln(r.out, "(the input ended)")
-				line = "terminate"
 			}
-			switch strings.ToLower(strings.TrimSpace(line)) {
+			switch answer {
 			case "r", "resume":
 				r.cb.Resume()
 				fmt.Fprintln(r.out, "      resumed")

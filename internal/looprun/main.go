@@ -718,22 +718,34 @@ func (r *runner) showLastError() {
 	fmt.Fprintf(r.out, "      its output: %s\n", last.log)
 }
 
+// choose asks the person question and returns the answer, trimmed and in
+// lower case: onEnd when the input has ended. It is not ok when ctx ended
+// first; r.stopped then says the loop was interrupted.
+func (r *runner) choose(ctx context.Context, question, onEnd string) (answer string, ok bool) {
+	fmt.Fprint(r.out, question)
+	line, err := r.readAnswer(ctx)
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(r.out)
+		r.stopped = "interrupted"
+		return "", false
+	case err != nil:
+		fmt.Fprintln(r.out, "(the input ended)")
+		line = onEnd
+	}
+	return strings.ToLower(strings.TrimSpace(line)), true
+}
+
 // ask offers the choices of GSD's exit.sh pause menu to the person at the
 // terminal.
 func (r *runner) ask(ctx context.Context, d loopbreaker.Decision) (code int, stop bool) {
 	for {
-		fmt.Fprint(r.out, "      [r]esume, [s]kip, [w]ait for the probe, [a]bort? ")
-		line, err := r.readAnswer(ctx)
-		switch {
-		case ctx.Err() != nil:
-			fmt.Fprintln(r.out)
-			r.stopped = "interrupted"
+		// With the input ended nobody is left to ask: abort, as GSD's
+		// exit.sh does without a terminal.
+		answer, ok := r.choose(ctx, "      [r]esume, [s]kip, [w]ait for the probe, [a]bort? ", "abort")
+		if !ok {
 			return exitInterrupted, true
-		case err != nil:
-			fmt.Fprintln(r.out, "(the input ended)")
-			line = "abort" // nobody is left to ask: abort, as GSD's exit.sh does without a terminal
 		}
-		answer := strings.ToLower(strings.TrimSpace(line))
 		switch {
 		case answer == "r" || answer == "resume":
 			r.cb.Resume()

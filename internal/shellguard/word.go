@@ -205,20 +205,30 @@ func (l *lexer) scanParenInWord(b *wordBuilder) bool {
 }
 
 // balancedParen returns the position just past the ) that closes the ( at
-// i, skipping quoted text, or -1.
+// i, skipping quoted text, or -1. It does not look past a newline.
 func (l *lexer) balancedParen(i int) int {
-	depth := 0
+	end := l.closing(i, '(', ')', 0, true)
+	if end < 0 {
+		return -1
+	}
+	return end + 1
+}
+
+// closing returns the position of the close byte that brings depth, the
+// nesting of open and close at i, to zero, skipping escaped and quoted
+// text; -1 when the input (or, with stopAtNewline, its line) ends first.
+func (l *lexer) closing(i int, open, close byte, depth int, stopAtNewline bool) int {
 	for ; i < len(l.input); i++ {
-		switch l.input[i] {
-		case '\\':
+		switch c := l.input[i]; {
+		case c == '\\':
 			i++
-		case '\'':
+		case c == '\'':
 			j := strings.IndexByte(l.input[i+1:], '\'')
 			if j < 0 {
 				return -1
 			}
 			i += j + 1
-		case '"':
+		case c == '"':
 			j := i + 1
 			for j < len(l.input) && l.input[j] != '"' {
 				if l.input[j] == '\\' {
@@ -227,14 +237,14 @@ func (l *lexer) balancedParen(i int) int {
 				j++
 			}
 			i = j
-		case '(':
+		case c == open:
 			depth++
-		case ')':
+		case c == close:
 			depth--
 			if depth == 0 {
-				return i + 1
+				return i
 			}
-		case '\n':
+		case c == '\n' && stopAtNewline:
 			return -1
 		}
 	}
@@ -361,36 +371,7 @@ func (l *lexer) scanDollar(b *wordBuilder, quoted bool) *syntaxError {
 // braceEnd returns the position of the } that closes a ${ whose inside
 // starts at i, or -1.
 func (l *lexer) braceEnd(i int) int {
-	depth := 1
-	for ; i < len(l.input); i++ {
-		switch l.input[i] {
-		case '\\':
-			i++
-		case '\'':
-			j := strings.IndexByte(l.input[i+1:], '\'')
-			if j < 0 {
-				return -1
-			}
-			i += j + 1
-		case '"':
-			j := i + 1
-			for j < len(l.input) && l.input[j] != '"' {
-				if l.input[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			i = j
-		case '{':
-			depth++
-		case '}':
-			depth--
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return -1
+	return l.closing(i, '{', '}', 1, false)
 }
 
 // substEnd returns the position of the ) that closes a $( whose inside
