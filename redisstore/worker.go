@@ -474,16 +474,16 @@ func (w *Worker) localTrip(local *loopbreaker.CircuitBreaker) string {
 func (w *Worker) observe(r reply, now time.Time) bool {
 	w.mu.Lock()
 	changed := w.last.known && r.gen != w.gen
-	restored := w.restored && !w.last.known
-	w.restored = false
 	w.gen = r.gen
 	w.last = w.viewOf(r, now)
+	// A worker restored held (its protected files lost) that finds the
+	// fleet not held: a person resumed it while the worker was stopped,
+	// at a count of resumes it never saw.
+	released := w.restored && !w.last.held
+	w.restored = false
 	local := w.local
 	w.mu.Unlock()
-	if restored && !changed && !w.last.held {
-		// A worker restored held (its protected files lost) that finds
-		// the fleet no longer held: a person resumed it meanwhile, on
-		// another worker, at a count of resumes this worker never saw.
+	if released {
 		if s := local.Stats(); s.State == loopbreaker.Open && s.Reason.Kind.Held() {
 			changed = true
 		}

@@ -77,7 +77,7 @@
 // seconds; without a terminal it waits, up to -limit-wait (24h; 0 never
 // waits). After the wait the same iteration runs again. A limit no
 // waiting ends (no credit, a quota or billing cap) stops it with exit code
-// 7, as does a limit it does not wait out.
+// 8, as does a limit it does not wait out.
 //
 // When the command prints Claude Code's JSON output (claude -p
 // --output-format json or stream-json), looprun reads its result event as

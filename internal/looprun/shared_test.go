@@ -61,14 +61,6 @@ func (f *sharedFake) Check() loopbreaker.Decision {
 	return f.CircuitBreaker.Check()
 }
 
-func (f *sharedFake) Wait(ctx context.Context) (loopbreaker.Decision, error) {
-	if d := f.Check(); d.Allow || d.State == loopbreaker.HalfOpen {
-		// The other runner's probe succeeded meanwhile.
-		return f.CircuitBreaker.Wait(ctx)
-	}
-	return f.CircuitBreaker.Wait(ctx)
-}
-
 func (f *sharedFake) Stats() loopbreaker.Stats {
 	f.mu.Lock()
 	f.opensByOthers += f.othersOpen
