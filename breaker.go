@@ -45,6 +45,7 @@ type CircuitBreaker struct {
 	spend       spendState       // outside loop too: Reset does not give back what was spent
 	spendCapped bool             // cfg caps the spend
 	spendHourly bool             // ...by the hour
+	unpriced    []string         // models that spent tokens with no price: Reset keeps them too
 	patterns    []limits.Pattern // cfg.LimitPatterns, for internal/limits
 	// callsByTransport: a Transport counts the calls as they are made, so
 	// an iteration counts only the calls it says it made.
@@ -375,7 +376,11 @@ func (b *CircuitBreaker) check() Decision {
 // HalfOpen the first outcome recorded decides, whichever Check let its
 // iteration run. A condensation ([Iteration.Condensed]) is neither a
 // success nor a failure, and only the condensation signal judges it.
-func (b *CircuitBreaker) Record(it Iteration) {
+func (b *CircuitBreaker) Record(it Iteration) { b.recordIteration(it) }
+
+// recordIteration is Record; it reports whether the circuit is open after
+// the iteration.
+func (b *CircuitBreaker) recordIteration(it Iteration) (open bool) {
 	if it.Condensed {
 		lost := b.guardIteration()
 		b.mu.Lock()
@@ -385,7 +390,7 @@ func (b *CircuitBreaker) Record(it Iteration) {
 		b.countCalls(it.Calls, now)
 		b.recordCondensation(now)
 		b.holdLost(lost, now)
-		return
+		return b.state == Open
 	}
 	// Outside the lock: the classifier is the host's code, and
 	// fingerprinting is the only costly part.
@@ -407,6 +412,7 @@ func (b *CircuitBreaker) Record(it Iteration) {
 		limit = b.limitFor(it.Err, outcome)
 	}
 	it.Task = taskName(it.Task)
+	usage, unpriced := b.priced(it.Usage)
 	if it.Approach != "" {
 		approachFP = fingerprint32(it.Approach)
 	}
@@ -421,7 +427,7 @@ func (b *CircuitBreaker) Record(it Iteration) {
 	now := b.cfg.Now()
 	defer b.wake()
 	b.countCalls(it.Calls, now)
-	b.addUsage(it.Usage, now)
+	b.addUsage(usage, unpriced, now)
 	switch outcome {
 	case Neutral:
 		b.count.NeutralIterations++
@@ -434,6 +440,7 @@ func (b *CircuitBreaker) Record(it Iteration) {
 		b.record(outcome == Failure, fp, sample, &it, approachFP, step, now)
 	}
 	b.holdLost(lost, now)
+	return b.state == Open
 }
 
 // RecordSuccess records a successful iteration: the consecutive-failure
@@ -449,24 +456,21 @@ func (b *CircuitBreaker) RecordSuccess() {
 	b.holdLost(lost, now)
 }
 
-// RecordFailure records a failed iteration with its error text and reports
-// whether the circuit is open after it.
+// RecordFailure records a failed iteration with its error text, as Record
+// records an iteration whose Err has that text, and reports whether the
+// circuit is open after it. [Config.Classify] decides how it counts, as
+// for Record: with the default classifier the text of a provider limit
+// ("You've hit your limit · resets 5pm (Europe/Vilnius)", an HTTP 429)
+// puts the limit in force and counts as no failure.
 func (b *CircuitBreaker) RecordFailure(msg string) bool {
-	fp := fingerprint32(msg)
-	var sample string
-	if b.cfg.MaxErrorSamples >= 0 {
-		sample = sampleOf(msg)
-	}
-	lost := b.guardIteration()
-	b.mu.Lock()
-	defer b.unlock()
-	now := b.cfg.Now()
-	defer b.wake()
-	b.countCalls(0, now)
-	b.record(true, fp, sample, &Iteration{}, 0, nil, now)
-	b.holdLost(lost, now)
-	return b.state == Open
+	return b.recordIteration(Iteration{Err: errorText(msg)})
 }
+
+// errorText is an error whose text is all there is to it: the error of
+// RecordFailure.
+type errorText string
+
+func (e errorText) Error() string { return string(e) }
 
 // record counts one iteration, recorded at now, and settles the state;
 // sample is the failure's error text (sampleOf); step is what it did, nil
@@ -646,19 +650,24 @@ func (b *CircuitBreaker) refreshWarnings() {
 
 // warningsNow returns the warnings in force with budget and spend: the
 // budget's warning from CallBudgetWarningPercent on, the spend's from
-// SpendWarningPercent on, then the warnings of the last iteration; nil
-// when there are none. The slice is new. Called with b.mu held.
+// SpendWarningPercent on, models without a price under a dollar cap, then
+// the warnings of the last iteration; nil when there are none. The slice
+// is new. Called with b.mu held.
 func (b *CircuitBreaker) warningsNow(budget Budget, spend Spend) []Reason {
 	budgetWarns, spendWarns := budget.Warning() != "", spend.Warning() != ""
-	if !budgetWarns && !spendWarns && len(b.warnings) == 0 {
+	unpriced, unpricedWarns := b.unpricedWarning()
+	if !budgetWarns && !spendWarns && !unpricedWarns && len(b.warnings) == 0 {
 		return nil
 	}
-	ws := make([]Reason, 0, len(b.warnings)+2)
+	ws := make([]Reason, 0, len(b.warnings)+3)
 	if budgetWarns {
 		ws = append(ws, Reason{Kind: ReasonCallBudgetWarning, Count: budget.Used, Threshold: budget.Limit})
 	}
 	if spendWarns {
 		ws = append(ws, spend.warningReason())
+	}
+	if unpricedWarns {
+		ws = append(ws, unpriced)
 	}
 	return append(ws, b.warnings...)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -13,6 +15,7 @@ const (
 	DefaultMaxConsecutiveFailures    = 3
 	DefaultMaxSameErrorCount         = 5
 	DefaultCooldown                  = 30 * time.Second
+	DefaultMaxConsecutiveOpens       = 10
 	DefaultMaxFingerprints           = 10000
 	DefaultNoProgressThreshold       = 3
 	DefaultOutputDeclinePercent      = 70
@@ -93,6 +96,25 @@ type Config struct {
 	// the breaker.
 	CooldownPolicy CooldownPolicy
 
+	// MaxConsecutiveOpens is how many times in a row the circuit may open,
+	// with no close between, before the breaker gives up on the loop: the
+	// opening that reaches it holds the circuit open with a reason of kind
+	// [ReasonGaveUp] that carries the last opening's reason. Check refuses
+	// with no RetryAfter and [CircuitBreaker.Wait] returns at once with an
+	// error matching [ErrGaveUp], until a person calls Resume, Skip or
+	// Reset. A failed probe, a relapse and a probe lost with its process
+	// each count as an opening; a provider limit, a spend cap and the call
+	// budget open nothing and are waited out as ever, as they end by
+	// themselves. Default 10, what looprun's -max-opens has always
+	// stopped at: nine probes give a cause that clears by itself (a flaky
+	// service, an outage the classifier did not take for a provider limit)
+	// room to clear, and cost four and a half minutes with the default
+	// 30-second cooldown (with the "autonomous" preset's cooldown, doubling
+	// from 30 minutes to 4 hours, a day). 1 gives up at the first opening,
+	// with no probe; negative: never give up, and a loop stuck for good is
+	// probed for ever.
+	MaxConsecutiveOpens int
+
 	// Classify decides how an iteration's non-nil error counts: Failure,
 	// Success, Neutral, or a provider limit (ProviderLimit, ProviderStop).
 	// Nil means [DefaultClassify], with LimitPatterns (context.Canceled is
@@ -100,7 +122,8 @@ type Config struct {
 	// an error it calls a provider limit, the breaker reads the limit's
 	// reset and kind with [ProviderLimitOf]; when that finds none, the
 	// limit lasts ProviderLimitWait. It is called without the breaker's
-	// lock held. RecordFailure does not consult it.
+	// lock held. RecordFailure consults it too, with an error of the text
+	// it was given.
 	Classify func(error) Outcome
 
 	// ProgressScoreWindow opens the circuit when the progress scores
@@ -276,6 +299,16 @@ type Config struct {
 	MaxTokensPerHour  int
 	MaxCostUSDPerHour float64
 
+	// Prices prices the usage that names its model and gives no cost
+	// ([Usage.Model]): what a [CircuitBreaker.Transport] reads in the
+	// responses of OpenAI, Anthropic and Gemini, and what a host reports.
+	// Nil means [DefaultPrices], the providers' list prices as of
+	// [PricesDate]; to add or correct a model, start from DefaultPrices and
+	// set its entry. A model missing from the table costs nothing, and
+	// while a dollar cap is set a warning names it ([ReasonUnpricedModel]).
+	// A price below zero, NaN or infinite is invalid.
+	Prices Prices
+
 	// OnStateChange, when not nil, is called after every transition of
 	// the circuit (the ones [Stats.History] records, and Reset closing an
 	// open circuit), never with the breaker's lock held, so it may call
@@ -324,7 +357,8 @@ type Config struct {
 }
 
 // DefaultConfig returns the default configuration: ralph-starter's 3
-// consecutive failures, the same error 5 times and a 30 second cooldown;
+// consecutive failures, the same error 5 times and a 30 second cooldown,
+// giving up after 10 openings in a row;
 // the progress signals that ralph-claude-code and the Nity Loop share (3
 // iterations without progress, a 70% output decline, 3 iterations with
 // permission denials); and superkit's circular-approach and test-fix-loop
@@ -348,6 +382,7 @@ func DefaultConfig() Config {
 		MaxConsecutiveFailures: DefaultMaxConsecutiveFailures,
 		MaxSameErrorCount:      DefaultMaxSameErrorCount,
 		Cooldown:               DefaultCooldown,
+		MaxConsecutiveOpens:    DefaultMaxConsecutiveOpens,
 		MaxFingerprints:        DefaultMaxFingerprints,
 
 		NoProgressThreshold:       DefaultNoProgressThreshold,
@@ -467,7 +502,29 @@ func (c Config) Validate() error {
 			bad(f.name, f.v, "must be a number (zero or negative: no cap)")
 		}
 	}
+	for _, model := range slices.Sorted(maps.Keys(c.Prices)) {
+		if !validPrice(c.Prices[model], 0) {
+			bad(fmt.Sprintf("Prices[%q]", model), c.Prices[model], "every rate must be a number of dollars, 0 or more, and a long-context tier must have a threshold above 0")
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// validPrice reports whether p's rates are numbers, none negative, and its
+// long-context tier, nested depth deep, is one.
+func validPrice(p Price, depth int) bool {
+	for _, rate := range []float64{p.Input, p.Output, p.CacheRead, p.CacheWrite} {
+		if !(rate >= 0 && rate <= math.MaxFloat64) {
+			return false
+		}
+	}
+	switch {
+	case p.Long == nil:
+		return p.LongAbove >= 0
+	case depth > 0 || p.LongAbove <= 0:
+		return false // a tier has no tier of its own
+	}
+	return validPrice(*p.Long, depth+1)
 }
 
 // withDefaults returns c with every zero field set to its default.
@@ -475,6 +532,7 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.MaxConsecutiveFailures, DefaultMaxConsecutiveFailures)
 	setDefault(&c.MaxSameErrorCount, DefaultMaxSameErrorCount)
 	setDefault(&c.Cooldown, DefaultCooldown)
+	setDefault(&c.MaxConsecutiveOpens, DefaultMaxConsecutiveOpens)
 	setDefault(&c.MaxFingerprints, DefaultMaxFingerprints)
 	setDefault(&c.NoProgressThreshold, DefaultNoProgressThreshold)
 	setDefault(&c.OutputDeclinePercent, DefaultOutputDeclinePercent)
@@ -500,6 +558,9 @@ func (c Config) withDefaults() Config {
 	}
 	setDefault(&c.ProviderLimitWait, DefaultProviderLimitWait)
 	setDefault(&c.ProviderThrottleWait, DefaultProviderThrottleWait)
+	if c.Prices == nil {
+		c.Prices = DefaultPrices()
+	}
 	if c.Classify == nil {
 		c.Classify = DefaultClassify
 		if patterns := internalPatterns(c.LimitPatterns); patterns != nil {

@@ -7,26 +7,25 @@ package loopbreaker
 
 // Resume closes the circuit and resets the counters, because a person has
 // looked at the loop and wants it to go on (exit.sh's "Resume"). What the
-// signals count starts again: the consecutive failures, the per-fingerprint
-// error history, the last error, the no-progress, permission-denial and
-// same-error-in-a-row counts, the progress-score, approach and work
-// windows, the step signals' counts and window, and the completion signals (a complete loop goes on), so that the loop is not stopped again at once by what stopped
+// signals count starts again, so that the loop is not stopped again at
+// once by what stopped it: the consecutive failures, the per-fingerprint
 // error history and its samples, the last error, the no-progress,
 // permission-denial and same-error-in-a-row counts, the progress-score,
-// approach and work windows, the task counts and trends (and with them
-// their warnings), the relapse watch, and the completion signals (a
-// complete loop goes on), so that the loop is not stopped again at once by what stopped
-// it. A provider limit in force is lifted, a stop included: the person
-// has dealt with it (topped up the credit, raised the cap). The spend is
-// kept, as are the calls of the call budget: they were made. The lifetime totals (Iterations, NeutralIterations, TotalFailures,
-// EvictedErrors, Opens, LastProgress) and the transition history are kept.
-// A half-open probe in flight is forgotten; its outcome, when recorded,
-// counts as an ordinary iteration. Resume works in every state, a held
-// circuit (ForceOpen, Abort, lost protected files) included; on a closed
-// circuit it only resets the counters, and the history records a CLOSED ->
-// CLOSED resume. [Config.Guard], if any, takes stock of the protected files
-// as they are now: what the person left is what the next iteration is
-// compared with.
+// approach and work windows, the step signals' counts and window, the task
+// counts and trends (and with them their warnings), the relapse watch,
+// the openings in a row (a breaker that gave up probes again), and the
+// completion signals (a complete loop goes on). A provider limit in force
+// is lifted, a stop included: the person has dealt with it (topped up the
+// credit, raised the cap). The spend is kept, as are the calls of the call
+// budget: they were made. The lifetime totals (Iterations,
+// NeutralIterations, TotalFailures, EvictedErrors, Opens, LastProgress)
+// and the transition history are kept. A half-open probe in flight is
+// forgotten; its outcome, when recorded, counts as an ordinary iteration.
+// Resume works in every state, a held circuit (ForceOpen, Abort, lost
+// protected files, a give-up) included; on a closed circuit it only resets
+// the counters, and the history records a CLOSED -> CLOSED resume.
+// [Config.Guard], if any, takes stock of the protected files as they are
+// now: what the person left is what the next iteration is compared with.
 func (b *CircuitBreaker) Resume() { b.manualClose(CauseResume) }
 
 // Skip does what Resume does, and is recorded in the history (and given

@@ -8,7 +8,9 @@
 // output collapsing, permission denials, an agent circling between the same
 // approaches and a call budget running out; it opens the circuit, says
 // exactly why, waits out a cooldown, and then lets one probe iteration
-// through:
+// through. After [Config.MaxConsecutiveOpens] (10) openings in a row without
+// a recovery it gives up ([ErrGaveUp]), so this loop ends by itself when the
+// agent is stuck for good:
 //
 //	cb, err := loopbreaker.New(loopbreaker.DefaultConfig())
 //	if err != nil {
@@ -16,11 +18,14 @@
 //	}
 //	for {
 //		if _, err := cb.Wait(ctx); err != nil {
-//			return err // done, aborted, or ctx ended
+//			return err // gave up, done, stopped, or ctx ended
 //		}
 //		err := agent.Step(ctx)
 //		cb.Record(loopbreaker.Iteration{Err: err})
 //	}
+//
+// A host that calls [CircuitBreaker.Check] instead asks [Decision.WaitHelps]
+// whether to wait or to stop.
 //
 // # Signals
 //
@@ -40,7 +45,8 @@
 // Some stops are not failures: a call budget over a rolling hour
 // ([Config.MaxCallsPerHour], [ErrCallBudget]); a spend cap on the tokens
 // or dollars the loop may spend ([Config.MaxTokens], [Config.MaxCostUSD],
-// [ErrSpendCap]); and completion, when the host's done signals, test-only
+// [ErrSpendCap]), the dollars priced with [Config.Prices] where only the
+// tokens and the model are known; and completion, when the host's done signals, test-only
 // iterations or finished plan say the work is done ([ErrComplete]).
 //
 // # Provider limits

@@ -27,8 +27,18 @@ func (e *OpenError) Error() string {
 	return fmt.Sprintf("loopbreaker: circuit open: %s", e.Reason)
 }
 
-// Is makes every OpenError match [ErrOpen].
-func (e *OpenError) Is(target error) bool { return target == ErrOpen }
+// Is makes every OpenError match [ErrOpen], and one whose reason is the
+// breaker giving up ([ReasonGaveUp]) match [ErrGaveUp] too.
+func (e *OpenError) Is(target error) bool {
+	return target == ErrOpen || target == ErrGaveUp && e.Reason.Kind == ReasonGaveUp
+}
+
+// [ErrGaveUp] is matched (errors.Is) by the error of a Decision refused
+// because the breaker gave up on the loop: the circuit opened
+// [Config.MaxConsecutiveOpens] times in a row without recovering. It is an
+// *OpenError, and matches [ErrOpen] too. No waiting ends it: a person
+// looks at the loop, then calls Resume, Skip or Reset.
+var ErrGaveUp = errors.New("loopbreaker: gave up on the loop")
 
 // [ErrCallBudget] is matched (errors.Is) by the error of a Decision refused
 // because the call budget of the rolling hour is spent. The circuit is not

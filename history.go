@@ -88,6 +88,11 @@ const (
 	// circuit's state stays as it is: From and To are the same. A limit
 	// that one in force outlasts is not recorded again.
 	CauseProviderLimit
+	// CauseLimitLifted: the provider limit in force was lifted before its
+	// reset, as the provider answered again ([CircuitBreaker.LiftLimit]);
+	// [Transition.Reason] is the lifted limit's reason. The circuit's state
+	// stays as it is.
+	CauseLimitLifted
 )
 
 var causeNames = [...]string{
@@ -102,6 +107,7 @@ var causeNames = [...]string{
 	CauseComplete:       "complete",
 	CauseProtectedFiles: "protected_files",
 	CauseProviderLimit:  "provider_limit",
+	CauseLimitLifted:    "limit_lifted",
 }
 
 // String returns the cause's name in snake case, e.g. "cooldown_over".
@@ -118,7 +124,7 @@ func (c Cause) String() string {
 // the state stays the same.
 func (c Cause) manual() bool {
 	switch c {
-	case CauseResume, CauseSkip, CauseAbort, CauseForceOpen, CauseComplete, CauseProtectedFiles, CauseProviderLimit:
+	case CauseResume, CauseSkip, CauseAbort, CauseForceOpen, CauseComplete, CauseProtectedFiles, CauseProviderLimit, CauseLimitLifted:
 		return true
 	}
 	return false
@@ -145,7 +151,7 @@ func (b *CircuitBreaker) entry(now time.Time, from State, cause Cause) Transitio
 	switch cause {
 	case CauseComplete:
 		t.Reason = b.completion.Complete
-	case CauseProviderLimit:
+	case CauseProviderLimit, CauseLimitLifted:
 		t.Reason = b.limit.reason
 	}
 	return t

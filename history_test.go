@@ -65,7 +65,7 @@ func TestHistoryRecordsTheNoProgressWatch(t *testing.T) {
 // The history keeps the last HistoryLen transitions, and Stats gives a
 // copy.
 func TestHistoryKeepsTheLastFiftyTransitions(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxConsecutiveFailures: 1, Cooldown: time.Second})
+	b, clock := newTestBreaker(t, Config{MaxConsecutiveFailures: 1, Cooldown: time.Second, MaxConsecutiveOpens: -1})
 	for i := 0; i < 30; i++ { // 2 transitions each
 		b.RecordFailure("boom")
 		clock.Advance(time.Second)
@@ -82,7 +82,7 @@ func TestHistoryKeepsTheLastFiftyTransitions(t *testing.T) {
 
 	snap := roundTrip(t, b.Snapshot())
 	assert.Len(t, snap.data.History, HistoryLen, "a full history is a valid snapshot")
-	nb, _ := newTestBreaker(t, Config{})
+	nb, _ := newTestBreaker(t, Config{MaxConsecutiveOpens: -1})
 	require.NoError(t, nb.Restore(snap))
 	nb.Resume()
 	h = nb.Stats().History

@@ -88,6 +88,11 @@ type Limit struct {
 	// limit (resets 2026-01-29 17:00 Europe/Vilnius)", "HTTP 429: API
 	// error rate_limit_exceeded".
 	Why string
+	// Source names where the limit was seen, for a limit a transport read
+	// in a response: the host of the API that answered
+	// (api.anthropic.com). Empty otherwise. [CircuitBreaker.LiftLimit]
+	// lifts a wait or throttle of a source.
+	Source string
 }
 
 // LimitError is an error that is a provider limit. A host that knows its
@@ -259,6 +264,27 @@ type providerLimit struct {
 	// until is when a ReasonProviderLimit lifts, by the wall clock; zero
 	// for a stop.
 	until time.Time
+	// source is where it was seen ([Limit.Source]); "" when not known.
+	source string
+}
+
+// LiftLimit lifts the provider limit in force when it is a wait or a
+// throttle that source put in force ([Limit.Source]): the provider
+// answered a request sent after it, so the limit is no longer in force. A
+// [CircuitBreaker.Transport] calls it when a model SDK's retry succeeds
+// under it. A limit of another source or of none (an iteration's error), a
+// stop, and an empty source change nothing. The lift is in the history
+// and goes to [Config.OnStateChange] (cause CauseLimitLifted), with the
+// reason of the limit lifted.
+func (b *CircuitBreaker) LiftLimit(source string) {
+	b.mu.Lock()
+	defer b.unlock()
+	now := b.cfg.Now()
+	if source == "" || b.limit.reason.Kind != ReasonProviderLimit || b.limit.source != source {
+		return
+	}
+	defer b.wake()
+	b.lift(now)
 }
 
 // ObserveLimit tells the breaker that the provider refused, as it happens:

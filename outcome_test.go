@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,10 +103,44 @@ func TestClassifierMayCallTheBreaker(t *testing.T) {
 	assert.Equal(t, Closed, seen)
 }
 
-func TestRecordFailureIsAlwaysAFailure(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{Classify: func(error) Outcome { return Neutral }})
-	b.RecordFailure("context errCanceled")
-	assert.Equal(t, 1, b.Stats().ConsecutiveFailures)
+// RecordFailure of a provider limit's text is the limit, as Record of an
+// error with that text is: three of Claude's usage-limit banners trip
+// nothing, and the loop waits for the reset the banner names.
+func TestRecordFailureOfALimitTextPutsTheLimitInForce(t *testing.T) {
+	b, clock := newTestBreaker(t, Config{})
+	for i := 0; i < 3; i++ {
+		open := b.RecordFailure("You've hit your limit · resets 5pm (Europe/Vilnius)")
+		assert.False(t, open)
+	}
+	s := b.Stats()
+	assert.Equal(t, Closed, s.State)
+	assert.Zero(t, s.ConsecutiveFailures)
+	assert.Zero(t, s.TotalFailures)
+	assert.Equal(t, 3, s.LimitedIterations)
+
+	d := b.Check()
+	require.ErrorIs(t, d.Err(), ErrProviderLimit)
+	vilnius, err := time.LoadLocation("Europe/Vilnius")
+	require.NoError(t, err)
+	reset := time.Date(2026, 1, 19, 17, 0, 0, 0, vilnius) // the clock reads 09:00 UTC, 11:00 in Vilnius
+	assert.Equal(t, reset.Sub(clock.Now()), d.RetryAfter)
+
+	b.RecordFailure("TypeError: x is undefined")
+	assert.Equal(t, 1, b.Stats().ConsecutiveFailures, "any other text is a failure")
+}
+
+// RecordFailure asks the host's classifier, as Record does.
+func TestRecordFailureAsksTheClassifier(t *testing.T) {
+	var asked []string
+	b, _ := newTestBreaker(t, Config{Classify: func(err error) Outcome {
+		asked = append(asked, err.Error())
+		return Neutral
+	}})
+	assert.False(t, b.RecordFailure("context canceled"))
+	assert.Equal(t, []string{"context canceled"}, asked)
+	s := b.Stats()
+	assert.Zero(t, s.ConsecutiveFailures)
+	assert.Equal(t, 1, s.NeutralIterations)
 }
 
 func TestOutcomeStrings(t *testing.T) {

@@ -170,6 +170,19 @@ const (
 	// Check refuses without opening the circuit, with the error
 	// [ErrFleetUnavailable], until the shared state answers again.
 	ReasonFleetUnavailable
+	// [ReasonGaveUp]: the circuit opened Count times in a row without
+	// closing between, reaching Threshold ([Config.MaxConsecutiveOpens]), and
+	// the breaker gave up probing: the circuit is held open until a person
+	// calls Resume, Skip or Reset ([ErrGaveUp]). Last is the kind of the
+	// reason the last opening had, Message its text; Fingerprint, Sample,
+	// Task and Action are its evidence, where it had them.
+	ReasonGaveUp
+	// ReasonUnpricedModel is a warning ([Decision.Warnings]), not a stop:
+	// Count models that have no price in [Config.Prices] spent tokens while
+	// a dollar cap is set ([Config.MaxCostUSD], [Config.MaxCostUSDPerHour]),
+	// so their calls cost nothing toward it; Message names them, quoted.
+	// Add their prices to Config.Prices.
+	ReasonUnpricedModel
 )
 
 // verdict is what a signal says about the iteration just recorded.
@@ -723,6 +736,22 @@ var rules = [...]rule{
 	ReasonFleetUnavailable: {
 		name: "fleet_unavailable",
 		text: func(r Reason) string { return withMessage("Fleet breaker unavailable", r.Message) },
+	},
+	ReasonUnpricedModel: {
+		name:  "unpriced_model",
+		warns: true,
+		text: func(r Reason) string {
+			if r.Count == 1 {
+				return fmt.Sprintf("No price for model %s: its calls count no dollars toward the spend cap (add it to Config.Prices)", r.Message)
+			}
+			return fmt.Sprintf("No price for models %s: their calls count no dollars toward the spend cap (add them to Config.Prices)", r.Message)
+		},
+	},
+	ReasonGaveUp: {
+		name: "gave_up",
+		text: func(r Reason) string {
+			return withMessage(fmt.Sprintf("Gave up: the circuit opened %d times in a row without recovering (threshold: %d)", r.Count, r.Threshold), r.Message)
+		},
 	},
 }
 

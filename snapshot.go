@@ -113,18 +113,29 @@ type trendData struct {
 
 // providerLimitData is the provider limit in force.
 type providerLimitData struct {
-	Reason Reason    `json:"reason"`          // kind provider_limit or provider_stopped
-	Until  time.Time `json:"until,omitempty"` // when a provider_limit lifts; absent for a stop
+	Reason Reason    `json:"reason"`           // kind provider_limit or provider_stopped
+	Until  time.Time `json:"until,omitempty"`  // when a provider_limit lifts; absent for a stop
+	Source string    `json:"source,omitempty"` // where it was seen, when known
 }
 
-// usageData is a Usage.
+// usageData is a Usage, which names no model.
 type usageData struct {
-	InputTokens  int     `json:"input_tokens"`
-	OutputTokens int     `json:"output_tokens"`
-	CostUSD      float64 `json:"cost_usd"`
+	InputTokens      int     `json:"input_tokens"`
+	OutputTokens     int     `json:"output_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+	CacheReadTokens  int     `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int     `json:"cache_write_tokens,omitempty"`
 }
 
-func (u usageData) usage() Usage { return Usage(u) }
+func (u usageData) usage() Usage {
+	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: u.CostUSD,
+		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
+}
+
+func dataOfUsage(u Usage) usageData {
+	return usageData{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: u.CostUSD,
+		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
+}
 
 // spendData is what the loop spent: over its life, and the spend of the
 // rolling hour, oldest first.
@@ -259,15 +270,15 @@ func (b *CircuitBreaker) Snapshot() Snapshot {
 		d.Calls = append(d.Calls, callsData{At: e.at, Calls: e.calls})
 	}
 	if _, _, ok := b.limitAt(now); ok {
-		d.ProviderLimit = &providerLimitData{Reason: b.limit.reason, Until: b.limit.until}
+		d.ProviderLimit = &providerLimitData{Reason: b.limit.reason, Until: b.limit.until, Source: b.limit.source}
 	}
 	if b.spendHourly {
 		b.spend.prune(now)
 	}
 	if hour := b.spend.entries[b.spend.head:]; !b.spend.total.zero() || len(hour) > 0 {
-		d.Spend = &spendData{Total: usageData(b.spend.total)}
+		d.Spend = &spendData{Total: dataOfUsage(b.spend.total)}
 		for _, e := range hour {
-			d.Spend.Hour = append(d.Spend.Hour, spendEntryData{At: e.at, usageData: usageData(e.usage)})
+			d.Spend.Hour = append(d.Spend.Hour, spendEntryData{At: e.at, usageData: dataOfUsage(e.usage)})
 		}
 	}
 	b.errors.each(func(fp uint32, count int) {
@@ -437,7 +448,7 @@ func (b *CircuitBreaker) Restore(snap Snapshot) error {
 		// The reset is a wall-clock time the provider gave: it stays as
 		// it is, whatever this clock reads, but never further off than
 		// any provider's window.
-		b.limit = providerLimit{reason: pl.Reason, until: pl.Until}
+		b.limit = providerLimit{reason: pl.Reason, until: pl.Until, source: pl.Source}
 		if !pl.Until.IsZero() {
 			b.limit.until = minTime(pl.Until, now.Add(MaxProviderLimitWait))
 		}
@@ -691,7 +702,7 @@ func (s *snapshotData) validateLimitAndSpend() error {
 
 // validate checks that u spent nothing negative.
 func (u usageData) validate(field string) error {
-	if u.InputTokens < 0 || u.OutputTokens < 0 || u.CostUSD < 0 {
+	if u.InputTokens < 0 || u.OutputTokens < 0 || u.CostUSD < 0 || u.CacheReadTokens < 0 || u.CacheWriteTokens < 0 {
 		return fmt.Errorf("%s: a negative spend", field)
 	}
 	return nil
@@ -706,6 +717,9 @@ func validReason(field string, r Reason) error {
 	}
 	if int(r.Relapsed) >= len(rules) {
 		return fmt.Errorf("%s: unknown relapsed kind %d", field, uint8(r.Relapsed))
+	}
+	if int(r.Last) >= len(rules) {
+		return fmt.Errorf("%s: unknown last kind %d", field, uint8(r.Last))
 	}
 	return nil
 }

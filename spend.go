@@ -3,6 +3,7 @@ package loopbreaker
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,16 +26,29 @@ const maxSpendEntries = 4096
 // provider. A count below zero, and a cost that is negative, NaN or
 // infinite, count as zero: a broken report never spoils the totals. Sums
 // saturate, at the largest int and the largest float64.
+//
+// A Usage that names its Model and gives no CostUSD is priced when it is
+// recorded ([Iteration.Usage], [CircuitBreaker.AddUsage]), with
+// [Config.Prices]; a model with no price there costs nothing, and while a
+// dollar cap is set the breaker warns of it ([ReasonUnpricedModel]).
 type Usage struct {
-	// InputTokens counts the tokens the model read (for Claude Code:
-	// input_tokens, cache_creation_input_tokens and
+	// InputTokens counts the tokens the model read, cached ones included
+	// (for Claude Code: input_tokens, cache_creation_input_tokens and
 	// cache_read_input_tokens together).
 	InputTokens int
-	// OutputTokens counts the tokens the model wrote.
+	// OutputTokens counts the tokens the model wrote, thinking included.
 	OutputTokens int
 	// CostUSD is what it cost, in US dollars (Claude Code's
-	// total_cost_usd).
+	// total_cost_usd); zero: priced from Model, when it is given.
 	CostUSD float64
+	// Model names the model that answered (claude-sonnet-4-5, gpt-5), for
+	// pricing; empty: not priced. Totals ([Spend.Total]) name none.
+	Model string
+	// CacheReadTokens and CacheWriteTokens are the part of InputTokens
+	// read from and written to the provider's prompt cache, which a
+	// [Price] prices at their own rates.
+	CacheReadTokens  int
+	CacheWriteTokens int
 }
 
 // Tokens returns InputTokens plus OutputTokens.
@@ -45,6 +59,8 @@ func (u Usage) Tokens() int { return addSat(max(u.InputTokens, 0), max(u.OutputT
 func (u Usage) clean() Usage {
 	u.InputTokens = max(u.InputTokens, 0)
 	u.OutputTokens = max(u.OutputTokens, 0)
+	u.CacheReadTokens = max(u.CacheReadTokens, 0)
+	u.CacheWriteTokens = max(u.CacheWriteTokens, 0)
 	if !(u.CostUSD > 0 && u.CostUSD <= math.MaxFloat64) {
 		u.CostUSD = 0
 	}
@@ -52,14 +68,18 @@ func (u Usage) clean() Usage {
 }
 
 // zero reports whether u spent nothing.
-func (u Usage) zero() bool { return u == Usage{} }
+func (u Usage) zero() bool {
+	return u.InputTokens == 0 && u.OutputTokens == 0 && u.CostUSD == 0 && u.CacheReadTokens == 0 && u.CacheWriteTokens == 0
+}
 
-// plus returns u+v, both clean, saturated.
+// plus returns u+v, both clean, saturated, naming no model.
 func (u Usage) plus(v Usage) Usage {
 	return Usage{
-		InputTokens:  addSat(u.InputTokens, v.InputTokens),
-		OutputTokens: addSat(u.OutputTokens, v.OutputTokens),
-		CostUSD:      addCost(u.CostUSD, v.CostUSD),
+		InputTokens:      addSat(u.InputTokens, v.InputTokens),
+		OutputTokens:     addSat(u.OutputTokens, v.OutputTokens),
+		CostUSD:          addCost(u.CostUSD, v.CostUSD),
+		CacheReadTokens:  addSat(u.CacheReadTokens, v.CacheReadTokens),
+		CacheWriteTokens: addSat(u.CacheWriteTokens, v.CacheWriteTokens),
 	}
 }
 
@@ -345,11 +365,70 @@ func (b *CircuitBreaker) spendAt(now time.Time) Spend {
 	return s
 }
 
-// addUsage adds u, spent by now, to the spend. Called with b.mu held.
-func (b *CircuitBreaker) addUsage(u Usage, now time.Time) {
+// addUsage adds u, spent by now and priced (priced), to the spend.
+// Called with b.mu held.
+func (b *CircuitBreaker) addUsage(u Usage, unpriced string, now time.Time) {
+	if unpriced != "" {
+		b.noteUnpriced(unpriced)
+	}
 	if u = u.clean(); !u.zero() {
+		u.Model = ""
 		b.spend.add(u, now, b.spendHourly)
 	}
+}
+
+// priced returns u with its cost, when it names a Model and gives no
+// CostUSD, from [Config.Prices]; and the model's name when it has no
+// price there (and u spent tokens), else "". It takes no lock: the table
+// is the breaker's own, never changed.
+func (b *CircuitBreaker) priced(u Usage) (Usage, string) {
+	if u.Model == "" || u.CostUSD != 0 {
+		return u, ""
+	}
+	cost, ok := b.cfg.Prices.Cost(u)
+	if !ok {
+		if u.InputTokens > 0 || u.OutputTokens > 0 {
+			return u, u.Model
+		}
+		return u, ""
+	}
+	u.CostUSD = cost
+	return u, ""
+}
+
+// maxUnpriced bounds the models without a price the warning names.
+const maxUnpriced = 8
+
+// noteUnpriced remembers that model, which spent tokens, has no price.
+// Called with b.mu held.
+func (b *CircuitBreaker) noteUnpriced(model string) {
+	model = firstLine(model)
+	if len(b.unpriced) < maxUnpriced && !slices.Contains(b.unpriced, model) {
+		b.unpriced = append(b.unpriced, model)
+	}
+}
+
+// unpricedWarning returns the warning that models without a price spent
+// tokens while a dollar cap is set; false when there is none to give.
+// Called with b.mu held.
+func (b *CircuitBreaker) unpricedWarning() (Reason, bool) {
+	if len(b.unpriced) == 0 || b.cfg.MaxCostUSD <= 0 && b.cfg.MaxCostUSDPerHour <= 0 {
+		return Reason{}, false
+	}
+	return UnpricedModels(b.unpriced), true
+}
+
+// UnpricedModels returns the warning of kind [ReasonUnpricedModel] that
+// names models, which spent tokens but have no price in [Config.Prices],
+// so that their calls cost nothing toward a dollar cap. A breaker gives it
+// in [Decision.Warnings] itself; a worker of a fleet, which prices what it
+// reports, gives it with this.
+func UnpricedModels(models []string) Reason {
+	quoted := make([]string, len(models))
+	for i, m := range models {
+		quoted[i] = strconv.Quote(m)
+	}
+	return Reason{Kind: ReasonUnpricedModel, Count: len(models), Message: strings.Join(quoted, ", ")}
 }
 
 // AddUsage adds what was spent to the loop's spend, as it happens: a host
@@ -358,10 +437,14 @@ func (b *CircuitBreaker) addUsage(u Usage, now time.Time) {
 // ([Config.MaxTokens], [Config.MaxCostUSD] and their hourly kin) refuse the
 // next Check once it reaches them. Negative counts and a cost that is
 // negative, NaN or infinite count as zero.
+//
+// A Usage that names its Model and gives no CostUSD is priced with
+// [Config.Prices], as a transport's reports are.
 func (b *CircuitBreaker) AddUsage(u Usage) {
+	u, unpriced := b.priced(u)
 	b.mu.Lock()
 	defer b.unlock()
 	now := b.cfg.Now()
 	defer b.wake()
-	b.addUsage(u, now)
+	b.addUsage(u, unpriced, now)
 }

@@ -71,17 +71,16 @@ func (b *CircuitBreaker) held() bool {
 	return b.state == Open && heldKind(b.reason.Kind)
 }
 
-// heldKind reports whether a reason of kind k holds the circuit open until
-// a person acts.
 // Held reports whether a reason of kind k holds the circuit open until a
 // person acts (Resume, Skip or Reset): [ReasonForcedOpen], [ReasonAborted],
-// [ReasonProtectedFiles]. No cooldown ends such an open, and
+// [ReasonProtectedFiles], [ReasonGaveUp]. No cooldown ends such an open, and
 // [CircuitBreaker.Wait] returns at once. A worker of a fleet reads it to
 // tell a hold from an open that its cooldown ends.
 func (k ReasonKind) Held() bool { return heldKind(k) }
 
+// heldKind is Held.
 func heldKind(k ReasonKind) bool {
-	return k == ReasonForcedOpen || k == ReasonAborted || k == ReasonProtectedFiles
+	return k == ReasonForcedOpen || k == ReasonAborted || k == ReasonProtectedFiles || k == ReasonGaveUp
 }
 
 // retryAfter returns the time left until an open circuit lets the probe
@@ -121,12 +120,35 @@ func (b *CircuitBreaker) open(reason Reason, now time.Time) State {
 }
 
 // openAfter opens the circuit as the next open of a streak of opens
-// (ConsecutiveOpens), which the cooldown policy reads. It returns the
-// state before.
+// (ConsecutiveOpens), which the cooldown policy reads. The open that
+// reaches [Config.MaxConsecutiveOpens] gives up: the circuit is held open,
+// with no cooldown, and its reason (kind [ReasonGaveUp]) carries the one
+// given. It returns the state before.
 func (b *CircuitBreaker) openAfter(reason Reason, now time.Time, opens int) State {
-	// The policy is the host's code: asked before anything changes, so
-	// that a panic in it leaves the circuit as it was.
-	cooldown := max(b.cfg.CooldownPolicy(b.cfg.Cooldown, opens+1), 0)
+	var cooldown time.Duration
+	if limit := b.cfg.MaxConsecutiveOpens; limit > 0 && opens+1 >= limit {
+		reason = Reason{
+			Kind:        ReasonGaveUp,
+			Count:       opens + 1,
+			Threshold:   limit,
+			Last:        reason.Kind,
+			Message:     reason.String(),
+			Fingerprint: reason.Fingerprint,
+			Sample:      reason.Sample,
+			Task:        reason.Task,
+			Action:      reason.Action,
+		}
+		if reason.Sample == "" && b.lastFailed {
+			// The last opening's reason quotes no error (consecutive
+			// failures, a failed probe): the last failure's says why.
+			reason.Fingerprint = formatFingerprint(b.lastFingerprint)
+			reason.Sample = b.samples.latest(b.lastFingerprint)
+		}
+	} else {
+		// The policy is the host's code: asked before anything changes,
+		// so that a panic in it leaves the circuit as it was.
+		cooldown = max(b.cfg.CooldownPolicy(b.cfg.Cooldown, opens+1), 0)
+	}
 	from := b.state
 	b.state = Open
 	b.reason = reason
@@ -283,9 +305,9 @@ func (b *CircuitBreaker) settle(failed bool, now time.Time) {
 // state stays as it is: the circuit does not open for a limit.
 func (b *CircuitBreaker) limitSeen(l Limit, now time.Time) {
 	cur := b.limit
-	next := providerLimit{reason: Reason{Kind: ReasonProviderStopped, Message: l.Why}}
+	next := providerLimit{reason: Reason{Kind: ReasonProviderStopped, Message: l.Why}, source: l.Source}
 	if l.Kind != LimitStop {
-		next = providerLimit{reason: Reason{Kind: ReasonProviderLimit, Message: l.Why}, until: b.limitUntil(l, now)}
+		next = providerLimit{reason: Reason{Kind: ReasonProviderLimit, Message: l.Why}, until: b.limitUntil(l, now), source: l.Source}
 		if l.Reset.IsZero() {
 			note := "no reset time given: waiting " + next.until.Sub(now).String()
 			next.reason.Message = note
@@ -305,6 +327,14 @@ func (b *CircuitBreaker) limitSeen(l Limit, now time.Time) {
 	}
 	b.limit = next
 	b.transition(now, b.state, CauseProviderLimit)
+}
+
+// lift lifts the provider limit in force: its source answered again
+// (LiftLimit). The history records it with the limit's reason, though the
+// circuit's state stays as it is.
+func (b *CircuitBreaker) lift(now time.Time) {
+	b.transition(now, b.state, CauseLimitLifted)
+	b.limit = providerLimit{}
 }
 
 // restart returns the breaker to its initial condition (Reset), the

@@ -238,7 +238,7 @@ func TestClockSetBackForGoodRestartsTheCooldown(t *testing.T) {
 
 func TestHeldKindsAreTheOnesOnlyAPersonEnds(t *testing.T) {
 	for k := ReasonNone; int(k) < len(rules); k++ {
-		want := k == ReasonForcedOpen || k == ReasonAborted || k == ReasonProtectedFiles
+		want := k == ReasonForcedOpen || k == ReasonAborted || k == ReasonProtectedFiles || k == ReasonGaveUp
 		assert.Equal(t, want, k.Held(), "%s", k)
 	}
 }

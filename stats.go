@@ -33,8 +33,9 @@ type Reason struct {
 	// step signals, the action repeated (see each [ReasonKind]).
 	Fingerprint string `json:"fingerprint,omitempty"`
 	// Message is the text given with ForceOpen, for Abort the reason the
-	// circuit had before, and for a provider limit what the provider said;
-	// empty for the signals.
+	// circuit had before, for a provider limit what the provider said, and
+	// when the breaker gave up the last opening's reason; empty for the
+	// signals.
 	Message string `json:"message,omitempty"`
 	// Task is the task involved ([Iteration.Task]), for the signals about a
 	// task (same task, long task, and a relapse of the same-task signal).
@@ -45,6 +46,9 @@ type Reason struct {
 	Sample string `json:"sample,omitempty"`
 	// Relapsed is, for a relapse, the signal that showed again.
 	Relapsed ReasonKind `json:"relapsed,omitempty"`
+	// Last is, when the breaker gave up ([ReasonGaveUp]), the kind of the
+	// reason the last opening had.
+	Last ReasonKind `json:"last,omitempty"`
 	// Action is, for the step signals, the action repeated (two for
 	// alternating actions, joined with " | ") as [Action.String] shows it,
 	// cut at 200 bytes.

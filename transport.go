@@ -20,12 +20,21 @@ import (
 // one call into the call budget ([Config.MaxCallsPerHour]); a breaker
 // with a transport then counts an iteration's calls only when
 // [Iteration.Calls] says how many, so none is counted twice. As the SDK
-// reads a response body, it reads the token usage that OpenAI (chat
-// completions, responses) and Anthropic (messages) put in it, streamed or
-// not, and reports it when the body ends or is closed. A response that
-// is a provider limit (429 with Retry-After or the rate-limit headers,
-// Anthropic's 529, a body such as OpenAI's insufficient_quota) is
-// reported when its body ends or is closed.
+// reads a response body, it reads the token usage and the model that
+// OpenAI (chat completions, responses), Anthropic (messages) and Gemini
+// (generateContent) put in it, streamed or not, and reports it when the
+// body ends or is closed, priced with [Config.Prices], so that
+// [Config.MaxCostUSD] holds.
+//
+// A response that is a provider limit (429 with Retry-After or the
+// rate-limit headers, Anthropic's 529, a body such as OpenAI's
+// insufficient_quota) is reported when its body ends or is closed, with
+// the API's host as its [Limit.Source]. The SDK retries such a response
+// itself, under the transport: when a later request to the same host,
+// sent after the limit was reported, succeeds, the SDK has recovered, and
+// the transport lifts the limit ([CircuitBreaker.LiftLimit]). A limit the
+// SDK gave up on (its retries spent, its error returned to the host) stays
+// in force until its reset.
 //
 // It never changes what the SDK sees: the same response, its body's bytes
 // passing through as they come, and the same errors. It keeps no body:
@@ -57,12 +66,16 @@ type Meter interface {
 	AddUsage(u Usage)
 	// ObserveLimit puts a provider limit in force ([CircuitBreaker.ObserveLimit]).
 	ObserveLimit(l Limit)
+	// LiftLimit lifts the wait or throttle that source put in force: the
+	// provider answered a request sent after it ([CircuitBreaker.LiftLimit]).
+	LiftLimit(source string)
 }
 
 // NewTransport returns the transport that [CircuitBreaker.Transport]
 // returns, reporting to m: each request it sends is m.CountCall, the usage
-// a response reports m.AddUsage, a response that is a provider limit
-// m.ObserveLimit. base makes the requests; nil means
+// a response reports m.AddUsage (with its Model, for m to price), a
+// response that is a provider limit m.ObserveLimit, a success after one
+// m.LiftLimit. base makes the requests; nil means
 // http.DefaultTransport. now is the clock that turns a reset given as a
 // delay (Retry-After: 20) into a time; nil means, for a *CircuitBreaker,
 // its [Config.Now] (NewTransport(base, cb, nil) is cb.Transport(base)),
@@ -91,25 +104,56 @@ type reporter interface {
 	now() time.Time
 	reportCall(at time.Time)
 	reportUsage(u apiusage.Usage)
-	reportLimit(l limits.Limit)
+	reportLimit(l limits.Limit, source string)
+	liftLimit(source string)
 }
 
 // transport is the RoundTripper that Transport returns.
 type transport struct {
 	base http.RoundTripper
 	to   reporter
+
+	mu     sync.Mutex
+	limits map[string]uint64 // by host: the limits reported, numbered
 }
 
 // RoundTrip counts the call, sends the request with the base transport,
-// and watches the response's body.
+// and watches the response's body. A success from a host whose limit this
+// transport reported before the request was sent lifts the limit.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	host := req.URL.Host
+	before := t.limitsOf(host)
 	t.to.reportCall(t.to.now())
 	resp, err := t.base.RoundTrip(req)
-	if err != nil || resp == nil || resp.Body == nil || resp.StatusCode == http.StatusSwitchingProtocols {
+	if err != nil || resp == nil {
 		return resp, err
 	}
-	resp.Body = &watchedBody{body: resp.Body, status: resp.StatusCode, header: resp.Header, to: t.to}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 && before > 0 && t.limitsOf(host) == before {
+		t.to.liftLimit(host)
+	}
+	if resp.Body == nil || resp.StatusCode == http.StatusSwitchingProtocols {
+		return resp, nil
+	}
+	resp.Body = &watchedBody{body: resp.Body, status: resp.StatusCode, header: resp.Header, host: host, t: t}
 	return resp, nil
+}
+
+// limitsOf returns how many limits the transport reported of host.
+func (t *transport) limitsOf(host string) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.limits[host]
+}
+
+// reportLimit reports l, which host's response was.
+func (t *transport) reportLimit(l limits.Limit, host string) {
+	t.mu.Lock()
+	if t.limits == nil {
+		t.limits = make(map[string]uint64)
+	}
+	t.limits[host]++
+	t.mu.Unlock()
+	t.to.reportLimit(l, host)
 }
 
 // watchedBody passes a response body through and reads what it reports.
@@ -117,7 +161,8 @@ type watchedBody struct {
 	body   io.ReadCloser
 	status int
 	header http.Header
-	to     reporter
+	host   string
+	t      *transport
 
 	mu       sync.Mutex
 	usage    apiusage.Scanner // of a successful response
@@ -172,14 +217,14 @@ func (w *watchedBody) finish() {
 	w.errBody = nil
 	w.mu.Unlock()
 
-	at := w.to.now()
+	at := w.t.to.now()
 	if w.status >= http.StatusBadRequest {
 		if l := limits.FromHTTP(w.status, w.header, errBody, at); l.Kind != limits.None {
-			w.to.reportLimit(l)
+			w.t.reportLimit(l, w.host)
 		}
 		return
 	}
 	if found {
-		w.to.reportUsage(u)
+		w.t.to.reportUsage(u)
 	}
 }

@@ -23,18 +23,26 @@ func (b *CircuitBreaker) reportCall(at time.Time) {
 }
 
 // reportUsage adds the tokens a call used, as a transport read them, to
-// the spend (AddUsage).
-func (b *CircuitBreaker) reportUsage(u apiusage.Usage) {
-	b.AddUsage(Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
+// the spend, priced (AddUsage).
+func (b *CircuitBreaker) reportUsage(u apiusage.Usage) { b.AddUsage(usageOf(u)) }
+
+// usageOf returns what a transport read as a Usage, to be priced.
+func usageOf(u apiusage.Usage) Usage {
+	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Model: u.Model,
+		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
 }
 
-// reportLimit puts a provider limit a transport saw in force
-// (ObserveLimit).
-func (b *CircuitBreaker) reportLimit(l limits.Limit) {
+// reportLimit puts a provider limit a transport saw in a response of
+// source in force (ObserveLimit).
+func (b *CircuitBreaker) reportLimit(l limits.Limit, source string) {
 	if lim, ok := fromInternal(l); ok {
+		lim.Source = source
 		b.ObserveLimit(lim)
 	}
 }
+
+// liftLimit is LiftLimit, for a transport.
+func (b *CircuitBreaker) liftLimit(source string) { b.LiftLimit(source) }
 
 // CountCall counts one call, made now, into the call budget, as it
 // happens: a request a [Meter]'s transport sent, or a call a host counts
@@ -60,13 +68,13 @@ type meterReporter struct {
 	clock func() time.Time
 }
 
-func (r meterReporter) now() time.Time       { return r.clock() }
-func (r meterReporter) reportCall(time.Time) { r.m.CountCall() }
-func (r meterReporter) reportUsage(u apiusage.Usage) {
-	r.m.AddUsage(Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens})
-}
-func (r meterReporter) reportLimit(l limits.Limit) {
+func (r meterReporter) now() time.Time               { return r.clock() }
+func (r meterReporter) reportCall(time.Time)         { r.m.CountCall() }
+func (r meterReporter) reportUsage(u apiusage.Usage) { r.m.AddUsage(usageOf(u)) }
+func (r meterReporter) liftLimit(source string)      { r.m.LiftLimit(source) }
+func (r meterReporter) reportLimit(l limits.Limit, source string) {
 	if lim, ok := fromInternal(l); ok {
+		lim.Source = source
 		r.m.ObserveLimit(lim)
 	}
 }

@@ -24,9 +24,15 @@ type fakeReporter struct {
 	calls  int
 	usage  []apiusage.Usage
 	limits []limits.Limit
+	lifts  []string
 }
 
 func (f *fakeReporter) now() time.Time { return f.clock }
+func (f *fakeReporter) liftLimit(source string) {
+	f.mu.Lock()
+	f.lifts = append(f.lifts, source)
+	f.mu.Unlock()
+}
 func (f *fakeReporter) reportCall(time.Time) {
 	f.mu.Lock()
 	f.calls++
@@ -37,7 +43,7 @@ func (f *fakeReporter) reportUsage(u apiusage.Usage) {
 	f.usage = append(f.usage, u)
 	f.mu.Unlock()
 }
-func (f *fakeReporter) reportLimit(l limits.Limit) {
+func (f *fakeReporter) reportLimit(l limits.Limit, _ string) {
 	f.mu.Lock()
 	f.limits = append(f.limits, l)
 	f.mu.Unlock()
@@ -79,6 +85,16 @@ func serve(t *testing.T, status int, header map[string]string, body string) *htt
 	return srv
 }
 
+// fetch makes one request through client, reading and closing the body
+// as an SDK does.
+func fetch(t *testing.T, client *http.Client, url string) {
+	t.Helper()
+	resp, err := client.Get(url)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	require.NoError(t, resp.Body.Close())
+}
+
 func TestTransportReadsUsageAndLimits(t *testing.T) {
 	now := time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
 	tests := []struct {
@@ -90,9 +106,9 @@ func TestTransportReadsUsageAndLimits(t *testing.T) {
 		limit  limits.Kind
 		reset  time.Time
 	}{
-		{"an OpenAI chat completion", 200, map[string]string{"Content-Type": "application/json"}, openAIChatBody, []apiusage.Usage{{InputTokens: 82, OutputTokens: 17}}, limits.None, time.Time{}},
+		{"an OpenAI chat completion", 200, map[string]string{"Content-Type": "application/json"}, openAIChatBody, []apiusage.Usage{{InputTokens: 82, OutputTokens: 17, Model: "gpt-4.1"}}, limits.None, time.Time{}},
 		{"an OpenAI stream with include_usage", 200, map[string]string{"Content-Type": "text/event-stream"}, openAIStreamBody, []apiusage.Usage{{InputTokens: 9, OutputTokens: 2}}, limits.None, time.Time{}},
-		{"an Anthropic message", 200, nil, anthropicBody, []apiusage.Usage{{InputTokens: 150, OutputTokens: 4}}, limits.None, time.Time{}},
+		{"an Anthropic message", 200, nil, anthropicBody, []apiusage.Usage{{InputTokens: 150, OutputTokens: 4, CacheReadTokens: 30, Model: "claude-sonnet-4-5"}}, limits.None, time.Time{}},
 		{"an Anthropic stream", 200, map[string]string{"Content-Type": "text/event-stream"}, anthropicStreamBody, []apiusage.Usage{{InputTokens: 50, OutputTokens: 12}}, limits.None, time.Time{}},
 		{"OpenAI's 429 with Retry-After", 429, map[string]string{"Retry-After": "20"},
 			`{"error":{"message":"Rate limit reached for gpt-4.1","type":"requests","code":"rate_limit_exceeded"}}`, nil, limits.Wait, now.Add(20 * time.Second)},
@@ -269,19 +285,13 @@ func TestTransportFeedsTheSpendAndTheProviderLimit(t *testing.T) {
 	cb, err := New(Config{MaxTokens: 1000, Now: clock.Now})
 	require.NoError(t, err)
 	client := &http.Client{Transport: cb.Transport(nil)}
-	get := func(srv *httptest.Server) {
-		resp, err := client.Get(srv.URL)
-		require.NoError(t, err)
-		_, _ = io.Copy(io.Discard, resp.Body)
-		require.NoError(t, resp.Body.Close())
-	}
 
-	get(serve(t, http.StatusOK, map[string]string{"Content-Type": "text/event-stream"}, anthropicStreamBody))
+	fetch(t, client, serve(t, http.StatusOK, map[string]string{"Content-Type": "text/event-stream"}, anthropicStreamBody).URL)
 	spend := cb.Stats().Spend
 	assert.Equal(t, 50, spend.Total.InputTokens)
 	assert.Equal(t, 12, spend.Total.OutputTokens)
 
-	get(serve(t, http.StatusTooManyRequests, map[string]string{"Retry-After": "20"}, `{"error":{"type":"rate_limit_error"}}`))
+	fetch(t, client, serve(t, http.StatusTooManyRequests, map[string]string{"Retry-After": "20"}, `{"error":{"type":"rate_limit_error"}}`).URL)
 	d := cb.Check()
 	require.False(t, d.Allow, "the limit is in force before any Record")
 	assert.Equal(t, ReasonProviderLimit, d.Reason.Kind)
@@ -298,6 +308,7 @@ type meterLog struct {
 	calls  int
 	usage  []Usage
 	limits []Limit
+	lifts  []string
 }
 
 func (m *meterLog) CountCall() {
@@ -309,6 +320,12 @@ func (m *meterLog) CountCall() {
 func (m *meterLog) AddUsage(u Usage) {
 	m.mu.Lock()
 	m.usage = append(m.usage, u)
+	m.mu.Unlock()
+}
+
+func (m *meterLog) LiftLimit(source string) {
+	m.mu.Lock()
+	m.lifts = append(m.lifts, source)
 	m.mu.Unlock()
 }
 
@@ -325,17 +342,11 @@ func TestNewTransportReportsToAnyMeter(t *testing.T) {
 	clock := newFakeClock()
 	meter := &meterLog{}
 	client := &http.Client{Transport: NewTransport(nil, meter, clock.Now)}
-	get := func(srv *httptest.Server) {
-		resp, err := client.Get(srv.URL)
-		require.NoError(t, err)
-		_, _ = io.Copy(io.Discard, resp.Body)
-		require.NoError(t, resp.Body.Close())
-	}
-	get(serve(t, http.StatusOK, nil, anthropicBody))
-	get(serve(t, http.StatusTooManyRequests, map[string]string{"Retry-After": "20"}, `{"error":{"type":"rate_limit_error"}}`))
+	fetch(t, client, serve(t, http.StatusOK, nil, anthropicBody).URL)
+	fetch(t, client, serve(t, http.StatusTooManyRequests, map[string]string{"Retry-After": "20"}, `{"error":{"type":"rate_limit_error"}}`).URL)
 
 	assert.Equal(t, 2, meter.calls)
-	assert.Equal(t, []Usage{{InputTokens: 150, OutputTokens: 4}}, meter.usage)
+	assert.Equal(t, []Usage{{InputTokens: 150, OutputTokens: 4, CacheReadTokens: 30, Model: "claude-sonnet-4-5"}}, meter.usage)
 	require.Len(t, meter.limits, 1)
 	assert.Equal(t, LimitThrottle, meter.limits[0].Kind)
 	assert.Equal(t, clock.Now().Add(20*time.Second), meter.limits[0].Reset)
@@ -377,4 +388,128 @@ func TestCountCallCountsAsItHappensAndRecordCountsNoneAgain(t *testing.T) {
 	assert.True(t, cb.Check().Allow, "the calls left the rolling hour")
 
 	var _ Meter = cb // a breaker is a Meter
+}
+
+// A model SDK retries a 529 under the transport, and the retry succeeds:
+// the limit the transport reported is lifted when the answer comes, so
+// the next Check goes on. The history tells both.
+func TestALimitIsLiftedWhenTheRetryUnderTheTransportSucceeds(t *testing.T) {
+	var n int
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		first := n == 1
+		mu.Unlock()
+		if first {
+			w.WriteHeader(529)
+			_, _ = io.WriteString(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+			return
+		}
+		_, _ = io.WriteString(w, anthropicBody)
+	}))
+	t.Cleanup(srv.Close)
+	b, _ := newTestBreaker(t, Config{})
+	client := &http.Client{Transport: b.Transport(nil)}
+
+	fetch(t, client, srv.URL)
+	d := b.Check()
+	require.ErrorIs(t, d.Err(), ErrProviderLimit, "the 529 is in force as it happens")
+	assert.Equal(t, 5*time.Minute, d.RetryAfter)
+
+	fetch(t, client, srv.URL) // the SDK's retry
+	d = b.Check()
+	assert.True(t, d.Allow, "%v", d.Reason)
+	h := b.Stats().History
+	require.Len(t, h, 2)
+	assert.Equal(t, CauseProviderLimit, h[0].Cause)
+	assert.Equal(t, CauseLimitLifted, h[1].Cause)
+	assert.Equal(t, ReasonProviderLimit, h[1].Reason.Kind, "the lifted limit's reason")
+	assert.Contains(t, h[1].String(), "limit_lifted: Provider limit: HTTP 529")
+}
+
+// An answer to a request sent before the limit was reported is no sign
+// that the provider recovered: it lifts nothing.
+func TestASuccessSentBeforeTheLimitLiftsNothing(t *testing.T) {
+	arrived, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			close(arrived)
+			<-release
+			_, _ = io.WriteString(w, anthropicBody)
+			return
+		}
+		w.Header().Set("Retry-After", "20")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = io.WriteString(w, `{"type":"error","error":{"type":"rate_limit_error","message":"Rate limited"}}`)
+	}))
+	t.Cleanup(srv.Close)
+	b, _ := newTestBreaker(t, Config{})
+	client := &http.Client{Transport: b.Transport(nil)}
+
+	slow := make(chan struct{})
+	go func() {
+		defer close(slow)
+		fetch(t, client, srv.URL+"/slow")
+	}()
+	<-arrived
+	fetch(t, client, srv.URL+"/limited")
+	close(release)
+	<-slow
+
+	d := b.Check()
+	require.ErrorIs(t, d.Err(), ErrProviderLimit)
+	assert.Equal(t, 20*time.Second, d.RetryAfter)
+}
+
+// LiftLimit lifts only a wait or throttle of the source named: not one of
+// another source, not one an iteration's error put in force (it names no
+// source), not a stop.
+func TestLiftLimitLiftsOnlyTheSourcesWait(t *testing.T) {
+	tests := []struct {
+		name   string
+		limit  func(b *CircuitBreaker)
+		source string
+		lifted bool
+	}{
+		{"the source's throttle", func(b *CircuitBreaker) {
+			b.ObserveLimit(Limit{Kind: LimitThrottle, Source: "api.anthropic.com"})
+		}, "api.anthropic.com", true},
+		{"the source's usage limit", func(b *CircuitBreaker) {
+			b.ObserveLimit(Limit{Kind: LimitWait, Source: "api.openai.com"})
+		}, "api.openai.com", true},
+		{"another source's", func(b *CircuitBreaker) {
+			b.ObserveLimit(Limit{Kind: LimitThrottle, Source: "api.openai.com"})
+		}, "api.anthropic.com", false},
+		{"an iteration's", func(b *CircuitBreaker) {
+			b.Record(Iteration{Err: &LimitError{Limit: Limit{Kind: LimitThrottle}}})
+		}, "api.anthropic.com", false},
+		{"a stop", func(b *CircuitBreaker) {
+			b.ObserveLimit(Limit{Kind: LimitStop, Source: "api.openai.com"})
+		}, "api.openai.com", false},
+		{"no source named", func(b *CircuitBreaker) {
+			b.ObserveLimit(Limit{Kind: LimitThrottle})
+		}, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, _ := newTestBreaker(t, Config{})
+			tt.limit(b)
+			require.False(t, b.Check().Allow)
+			b.LiftLimit(tt.source)
+			assert.Equal(t, tt.lifted, b.Check().Allow)
+		})
+	}
+}
+
+// A limit's source survives a restart: the retry that succeeds after it
+// still lifts it.
+func TestALimitsSourceSurvivesARestart(t *testing.T) {
+	b, _ := newTestBreaker(t, Config{})
+	b.ObserveLimit(Limit{Kind: LimitThrottle, Source: "api.anthropic.com"})
+	restored, _ := newTestBreaker(t, Config{})
+	require.NoError(t, restored.Restore(roundTrip(t, b.Snapshot())))
+	require.False(t, restored.Check().Allow)
+	restored.LiftLimit("api.anthropic.com")
+	assert.True(t, restored.Check().Allow)
 }

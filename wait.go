@@ -13,13 +13,16 @@ import (
 // a host makes meanwhile (an iteration recorded, Resume, Skip, Reset,
 // Restore, ...) wakes it to check at once.
 //
-// When waiting cannot end the refusal, Wait returns at once with the
-// refused Decision and its error ([Decision.Err]): the loop is complete
-// ([ErrComplete]), the circuit is held open by ForceOpen or Abort
+// When waiting cannot end the refusal ([Decision.WaitHelps]), Wait returns
+// at once with the refused Decision and its error ([Decision.Err]): the
+// loop is complete ([ErrComplete]), the breaker gave up after
+// [Config.MaxConsecutiveOpens] openings in a row ([ErrGaveUp]), the
+// circuit is held open by ForceOpen, Abort or lost protected files
 // ([ErrOpen]), the provider stopped the loop ([ErrProviderStopped]), or the
 // spend cap of the loop's life is reached ([ErrSpendCap]); only a person
-// ends those. When ctx ends first, Wait returns
-// the last refused Decision and ctx.Err().
+// ends those, so a loop that waits with Wait ends when it is stuck for
+// good. When ctx ends first, Wait returns the last refused Decision and
+// ctx.Err().
 //
 // Wait sleeps with [Config.Sleep], so a test on a fake clock does not wait.
 // It starts no goroutine, and the timer of a real sleep is stopped before
@@ -33,7 +36,7 @@ func (b *CircuitBreaker) Wait(ctx context.Context) (Decision, error) {
 		case d.Allow:
 			done()
 			return d, nil
-		case endless(d):
+		case !d.WaitHelps():
 			done()
 			return d, d.Err()
 		}
@@ -54,13 +57,25 @@ func (b *CircuitBreaker) Wait(ctx context.Context) (Decision, error) {
 	}
 }
 
-// endless reports whether no waiting ends the refusal d.
-func endless(d Decision) bool {
-	switch d.Reason.Kind {
-	case ReasonProviderStopped, ReasonSpendCap:
-		return true
+// WaitHelps reports whether waiting can end the refusal d, the question
+// every loop asks of a refused Check: go on waiting, or stop? It is true
+// for an open circuit whose cooldown will end, a probe in flight (its
+// outcome is coming), a provider limit until its reset, and the call
+// budget, an hourly spend cap or an unreachable fleet, which time ends.
+// It is false for what only a person ends: the loop is complete, the
+// breaker gave up ([ErrGaveUp]), the circuit is held open (Abort,
+// ForceOpen, protected files lost), the provider stopped the loop, or the
+// spend cap of the loop's life is reached. It is false for a Decision
+// that allows the iteration, as there is nothing to wait for.
+// [CircuitBreaker.Wait] waits exactly while it is true.
+func (d Decision) WaitHelps() bool {
+	switch {
+	case d.Allow || d.Complete:
+		return false
+	case d.Reason.Kind == ReasonProviderStopped || d.Reason.Kind == ReasonSpendCap:
+		return false
 	}
-	return d.Complete || heldKind(d.Reason.Kind) && d.State == Open
+	return !(d.State == Open && heldKind(d.Reason.Kind))
 }
 
 // waitForChange returns a context that ends with ctx or at the next change

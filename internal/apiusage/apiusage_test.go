@@ -36,7 +36,7 @@ data: [DONE]
 
 `
 	openAIResponsesStream = `event: response.created
-data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[],"usage":null}}
+data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","model":"gpt-5-mini","output":[],"usage":null}}
 
 event: response.output_text.delta
 data: {"type":"response.output_text.delta","sequence_number":3,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hi"}
@@ -71,6 +71,18 @@ event: message_stop
 data: {"type":"message_stop"}
 
 `
+	geminiResponse = `{
+  "candidates": [{"content": {"parts": [{"text": "The usageMetadata is below."}], "role": "model"}, "finishReason": "STOP", "index": 0}],
+  "usageMetadata": {"promptTokenCount": 1300, "candidatesTokenCount": 120, "totalTokenCount": 1680, "cachedContentTokenCount": 1024,
+    "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 1300}], "thoughtsTokenCount": 260},
+  "modelVersion": "gemini-2.5-pro",
+  "responseId": "Zt8naM6qJ9-vnvgP2tfqkQ0"
+}`
+	geminiStream = `data: {"candidates": [{"content": {"parts": [{"text": "Hello"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 8,"candidatesTokenCount": 1,"totalTokenCount": 9},"modelVersion": "gemini-2.5-flash","responseId": "r1"}
+
+data: {"candidates": [{"content": {"parts": [{"text": " there"}],"role": "model"},"finishReason": "STOP","index": 0}],"usageMetadata": {"promptTokenCount": 8,"candidatesTokenCount": 25,"totalTokenCount": 33},"modelVersion": "gemini-2.5-flash","responseId": "r1"}
+
+`
 )
 
 func scan(body string, chunk int) (Usage, bool) {
@@ -90,17 +102,28 @@ func TestUsageOfEachWireFormat(t *testing.T) {
 		want Usage
 		ok   bool
 	}{
-		{"an OpenAI chat completion, with usage quoted in the model's text", openAIChat, Usage{19, 10}, true},
-		{"an OpenAI chat completion stream with include_usage", openAIChatStream, Usage{12, 31}, true},
-		{"an OpenAI chat completion stream without it", strings.ReplaceAll(openAIChatStream, `"usage":{"prompt_tokens":12,"completion_tokens":31,"total_tokens":43}`, `"usage":null`), Usage{}, false},
-		{"an OpenAI responses stream", openAIResponsesStream, Usage{36, 87}, true},
-		{"an Anthropic message, cache reads and writes in the input", anthropicMessage, Usage{2200, 503}, true},
-		{"an Anthropic stream: input from message_start, output from message_delta", anthropicStream, Usage{472, 89}, true},
-		{"an Anthropic stream cut before message_delta", anthropicStream[:strings.Index(anthropicStream, "event: content_block_start")], Usage{472, 2}, true},
+		{"an OpenAI chat completion, with usage quoted in the model's text", openAIChat, Usage{InputTokens: 19, OutputTokens: 10, Model: "gpt-4.1-2025-04-14"}, true},
+		{"an OpenAI chat completion stream with include_usage", openAIChatStream, Usage{InputTokens: 12, OutputTokens: 31, Model: "gpt-4o-mini"}, true},
+		{"an OpenAI chat completion stream without it", strings.ReplaceAll(openAIChatStream, `"usage":{"prompt_tokens":12,"completion_tokens":31,"total_tokens":43}`, `"usage":null`), Usage{Model: "gpt-4o-mini"}, false},
+		{"an OpenAI chat completion with cached tokens", `{"model":"gpt-5","usage":{"prompt_tokens":2006,"completion_tokens":300,"prompt_tokens_details":{"cached_tokens":1920}}}`,
+			Usage{InputTokens: 2006, OutputTokens: 300, CacheReadTokens: 1920, Model: "gpt-5"}, true},
+		{"an OpenAI responses stream", openAIResponsesStream, Usage{InputTokens: 36, OutputTokens: 87, Model: "gpt-5-mini"}, true},
+		{"an OpenAI response with cached input", `{"object":"response","model":"gpt-5.1-codex","usage":{"input_tokens":5000,"input_tokens_details":{"cached_tokens":4096},"output_tokens":20}}`,
+			Usage{InputTokens: 5000, OutputTokens: 20, CacheReadTokens: 4096, Model: "gpt-5.1-codex"}, true},
+		{"an Anthropic message, cache reads and writes in the input", anthropicMessage, Usage{InputTokens: 2200, OutputTokens: 503, CacheWriteTokens: 100, CacheReadTokens: 5, Model: "claude-sonnet-4-5"}, true},
+		{"an Anthropic stream: input from message_start, output from message_delta", anthropicStream, Usage{InputTokens: 472, OutputTokens: 89, Model: "claude-sonnet-4-5"}, true},
+		{"an Anthropic stream cut before message_delta", anthropicStream[:strings.Index(anthropicStream, "event: content_block_start")], Usage{InputTokens: 472, OutputTokens: 2, Model: "claude-sonnet-4-5"}, true},
+		{"an Anthropic stream whose message_delta gives the cache counts again", strings.Replace(anthropicStream, `"usage":{"output_tokens":89}`, `"usage":{"input_tokens":472,"cache_creation_input_tokens":0,"cache_read_input_tokens":9000,"output_tokens":89}`, 1),
+			Usage{InputTokens: 9472, OutputTokens: 89, CacheReadTokens: 9000, Model: "claude-sonnet-4-5"}, true},
+		{"a Gemini response, thinking billed as output", geminiResponse, Usage{InputTokens: 1300, OutputTokens: 380, CacheReadTokens: 1024, Model: "gemini-2.5-pro"}, true},
+		{"a Gemini stream, the last chunk's counts", geminiStream, Usage{InputTokens: 8, OutputTokens: 25, Model: "gemini-2.5-flash"}, true},
 		{"an error body", `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`, Usage{}, false},
-		{"a value that says usage", `{"type":"usage","usage" : {"input_tokens": 3, "output_tokens": 4}}`, Usage{3, 4}, true},
-		{"negative and fractional counts", `{"usage":{"prompt_tokens":-5,"completion_tokens":2.9}}`, Usage{0, 2}, true},
-		{"a usage object that is too large", `{"usage":{"prompt_tokens":1,"pad":"` + strings.Repeat("x", MaxObject) + `"},"x":{"usage":{"output_tokens":7}}}`, Usage{0, 7}, true},
+		{"a value that says usage", `{"type":"usage","usage" : {"input_tokens": 3, "output_tokens": 4}}`, Usage{InputTokens: 3, OutputTokens: 4}, true},
+		{"negative and fractional counts", `{"usage":{"prompt_tokens":-5,"completion_tokens":2.9}}`, Usage{OutputTokens: 2}, true},
+		{"a usage object that is too large", `{"usage":{"prompt_tokens":1,"pad":"` + strings.Repeat("x", MaxObject) + `"},"x":{"usage":{"output_tokens":7}}}`, Usage{OutputTokens: 7}, true},
+		{"a model named only in the text", `{"content":"the \"model\": \"gpt-9\" is not real","model":null}`, Usage{}, false},
+		{"a model's name too long or escaped is none", `{"model":"a\u0062c","model":"` + strings.Repeat("m", 300) + `"}`, Usage{}, false},
+		{"the first model named wins", `{"model":"claude-opus-4-5","message":{"model":"other"}}`, Usage{Model: "claude-opus-4-5"}, false},
 		{"empty", "", Usage{}, false},
 	}
 	for _, tt := range tests {
@@ -121,12 +144,12 @@ func TestScannerKeepsNoBody(t *testing.T) {
 	_, _ = s.Write([]byte(big))
 	u, ok := s.Usage()
 	require.True(t, ok)
-	assert.Equal(t, Usage{1, 2}, u)
+	assert.Equal(t, Usage{InputTokens: 1, OutputTokens: 2}, u)
 	assert.LessOrEqual(t, cap(s.obj), 2*MaxObject)
 }
 
 func FuzzScanner(f *testing.F) {
-	for _, s := range []string{openAIChat, openAIChatStream, openAIResponsesStream, anthropicMessage, anthropicStream, `{"usage":`, `"usage"`, `\"usage\":{`} {
+	for _, s := range []string{openAIChat, openAIChatStream, openAIResponsesStream, anthropicMessage, anthropicStream, geminiResponse, geminiStream, `{"usage":`, `"usage"`, `\"usage\":{`, `{"model":"`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
@@ -136,6 +159,8 @@ func FuzzScanner(f *testing.F) {
 		require.Equal(t, whole, bytewise, "the chunking never changes what is read")
 		require.GreaterOrEqual(t, whole.InputTokens, 0)
 		require.GreaterOrEqual(t, whole.OutputTokens, 0)
+		require.LessOrEqual(t, whole.CacheReadTokens+whole.CacheWriteTokens, whole.InputTokens, "the cache's part of the input is in it")
+		require.LessOrEqual(t, len(whole.Model), maxModel)
 	})
 }
 
