@@ -184,6 +184,7 @@ type shared struct {
 	maxSameError    int    // -1: off
 	maxSameInARow   int    // 0: off
 	maxFingerprints int
+	maxOpens        int // openings in a row before giving up; 0: never
 
 	// The spend caps; 0: no cap.
 	maxTokens        int
@@ -208,6 +209,7 @@ func sharedOf(cfg loopbreaker.Config) shared {
 		maxSameError:    orDefault(cfg.MaxSameErrorCount, loopbreaker.DefaultMaxSameErrorCount),
 		maxSameInARow:   max(cfg.MaxSameErrorInARow, 0),
 		maxFingerprints: orDefault(cfg.MaxFingerprints, loopbreaker.DefaultMaxFingerprints),
+		maxOpens:        max(orDefault(cfg.MaxConsecutiveOpens, loopbreaker.DefaultMaxConsecutiveOpens), 0),
 
 		maxTokens:        max(cfg.MaxTokens, 0),
 		maxCost:          math.Max(cfg.MaxCostUSD, 0),
@@ -249,6 +251,7 @@ func orDefault[T comparable](v, def T) T {
 // worker's own signals. (It still adds up the worker's own spend, which an
 // outage starts from.)
 func localConfig(cfg loopbreaker.Config) loopbreaker.Config {
+	cfg.MaxConsecutiveOpens = -1 // the fleet's circuit gives up
 	cfg.MaxConsecutiveFailures = -1
 	cfg.MaxSameErrorCount = -1
 	cfg.MaxSameErrorInARow = -1

@@ -15,12 +15,14 @@
 --   failures (-1: off), 8 same error count (-1: off), 9 same error in a row
 --   (0: off), 10 fingerprints kept, 11 tokens over the fleet's life (0: no
 --   cap), 12 US dollars over its life (0: no cap), 13 tokens per hour (0: no
---   cap), 14 US dollars per hour (0: no cap); then the operation's own
+--   cap), 14 US dollars per hour (0: no cap), 15 openings in a row after
+--   which the breaker gives up (0: never); then the operation's own
 --   arguments (arg(1), arg(2), ...).
 --
 -- A provider limit in force is in the state: lkind ('w' a wait, 's' a stop),
 -- luntil (when a wait lifts, in ms of the wall clock: a provider's reset is
--- a time, not a delay) and lreason (its reason, JSON). The spend is sin,
+-- a time, not a delay), lreason (its reason, JSON) and lsource (the host
+-- whose response it was, '' when not known). The spend is sin,
 -- sout and scost over the fleet's life, and hin, hout and hcost in the
 -- rolling hour. Every number is stored with 17 significant digits, so that
 -- a cost in dollars reads back as it was written.
@@ -32,7 +34,8 @@ local maxCalls, maxCF, maxSame, maxInRow, maxFP =
 	tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 local maxTok, maxCost, maxTokH, maxCostH =
 	tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])
-local function arg(i) return ARGV[14 + i] end
+local maxOpens = tonumber(ARGV[15])
+local function arg(i) return ARGV[15 + i] end
 local HOUR = 3600000
 local MAXWAIT = 35 * 24 * HOUR -- loopbreaker.MaxProviderLimitWait
 local MINWAIT = 1000 -- a reset not after now (the provider said at once) is waited out for a second, as in the core
@@ -63,12 +66,29 @@ end
 
 local function clearLease() set('powner', ''); set('ptoken', ''); set('pdead', '') end
 
+-- The error of the iteration being recorded, if it failed: a give-up whose
+-- last reason quotes none quotes it.
+local failedFP, failedSample = '', ''
+
 -- open opens the circuit for reason (JSON) at the time at (ms), as the next
--- open of the streak.
+-- open of the streak. The open that reaches maxOpens gives up: the circuit
+-- is held, with a gave_up reason, and the reason given is kept in 'before'.
 local function open(reason, at)
-	set('st', OPEN); set('reason', reason); set('held', ''); set('before', '')
-	set('opened', at); set('cd', cooldownFor(num('copens') + 1))
-	set('opens', num('opens') + 1); set('copens', num('copens') + 1)
+	local n = num('copens') + 1
+	set('st', OPEN); set('opened', at)
+	set('opens', num('opens') + 1); set('copens', n)
+	if maxOpens > 0 and n >= maxOpens then
+		local last = cjson.decode(reason)
+		local r = { kind = 'gave_up', count = n, threshold = maxOpens }
+		for _, k in ipairs({ 'fingerprint', 'sample', 'task', 'action' }) do r[k] = last[k] end
+		if (r.sample == nil or r.sample == '') and failedFP ~= '' then
+			r.fingerprint = failedFP
+			if failedSample ~= '' then r.sample = failedSample end
+		end
+		set('reason', cjson.encode(r)); set('held', '1'); set('cd', 0); set('before', reason)
+	else
+		set('reason', reason); set('held', ''); set('cd', cooldownFor(n)); set('before', '')
+	end
 	clearLease()
 end
 
@@ -241,7 +261,7 @@ end
 local function limitNow()
 	local k = str('lkind')
 	if k == 'w' and now >= num('luntil') then
-		set('lkind', ''); set('luntil', ''); set('lreason', '')
+		set('lkind', ''); set('luntil', ''); set('lreason', ''); set('lsource', '')
 		return ''
 	end
 	return k
@@ -251,11 +271,11 @@ end
 -- stop outlasts every wait, and of two waits the later reset wins. kind is
 -- 's' or 'w' ('' for none); reset is when a wait lifts (ms, the wall
 -- clock), 0 when the provider did not say: it lasts wait ms from now.
-local function limitSeen(kind, reset, wait, reason)
+local function limitSeen(kind, reset, wait, reason, source)
 	local cur = limitNow()
 	if kind == 's' then
 		if cur == 's' then return end
-		set('lkind', 's'); set('luntil', ''); set('lreason', reason)
+		set('lkind', 's'); set('luntil', ''); set('lreason', reason); set('lsource', source or '')
 		return
 	elseif kind ~= 'w' then
 		return
@@ -265,10 +285,10 @@ local function limitSeen(kind, reset, wait, reason)
 	if untilMs <= now then untilMs = now + MINWAIT end
 	untilMs = math.min(untilMs, now + MAXWAIT)
 	if cur == 's' or cur == 'w' and untilMs <= num('luntil') then return end
-	set('lkind', 'w'); set('luntil', untilMs); set('lreason', reason)
+	set('lkind', 'w'); set('luntil', untilMs); set('lreason', reason); set('lsource', source or '')
 end
 
-local function clearLimit() set('lkind', ''); set('luntil', ''); set('lreason', '') end
+local function clearLimit() set('lkind', ''); set('luntil', ''); set('lreason', ''); set('lsource', '') end
 
 -- replay adds, once, the calls and the spend a worker recorded while Redis
 -- was out of its reach: id names the outage; calls, i, o and c are all of
@@ -336,13 +356,17 @@ elseif op == 'rejoin' then
 elseif op == 'meter' then
 	-- As it happens, during an iteration: arg 1: calls sent, 2-4: input
 	-- tokens, output tokens and cost, 5-8: a limit seen (kind, reset, wait,
-	-- reason), 9: the probe token the worker holds, given back with a limit
+	-- reason), 9: the probe token the worker holds, given back with a limit,
+	-- 10: the limit's source
 	addCalls(arg(1))
 	addSpend(arg(2), arg(3), arg(4))
 	if arg(5) ~= '' then
-		limitSeen(arg(5), arg(6), arg(7), arg(8))
+		limitSeen(arg(5), arg(6), arg(7), arg(8), arg(10))
 		if num('st') == HALF and arg(9) ~= '' and arg(9) == str('ptoken') then clearLease() end
 	end
+elseif op == 'lift' then
+	-- arg 1: the source that answered again: a wait it put in force lifts
+	if arg(1) ~= '' and limitNow() == 'w' and str('lsource') == arg(1) then clearLimit() end
 elseif op == 'record' then
 	-- arg 1: probe token, 2: outcome (s, f, n, or l for a provider limit),
 	-- 3: fingerprint, 4: calls beyond the one Check reserved, 5: the reason
@@ -377,6 +401,7 @@ elseif op == 'record' then
 		local failed = outcome == 'f'
 		local count = 0
 		if failed then
+			failedFP, failedSample = fp, sample
 			set('cf', num('cf') + 1); set('tf', num('tf') + 1)
 			if str('lastfail') == '1' and str('lastfp') == fp then
 				set('inrow', num('inrow') + 1)

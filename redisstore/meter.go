@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,13 +32,72 @@ var _ loopbreaker.Meter = (*Worker)(nil)
 // cost that is negative, NaN or infinite count as zero. While Redis is out
 // of reach, the local breaker counts it, and the fleet gets it, once, when
 // the worker rejoins.
+//
+// A Usage that names its Model and gives no CostUSD is priced with
+// [loopbreaker.Config.Prices] of the worker's Breaker, as a breaker prices
+// it; a model with no price costs nothing, and while a dollar cap is set
+// the worker's decisions warn of it ([loopbreaker.ReasonUnpricedModel]).
 func (w *Worker) AddUsage(u loopbreaker.Usage) {
-	if u = cleanUsage(u); u == (loopbreaker.Usage{}) {
+	if u = w.priced(u); u == (loopbreaker.Usage{}) {
 		return
 	}
 	now := w.cfg.Breaker.Now()
 	w.localBreaker().AddUsage(u) // the worker's own spend, which an outage starts from
 	w.meter(now, 0, u, nil)
+}
+
+// priced returns u, clean, with its cost from the worker's prices when it
+// names a Model and gives no CostUSD. A model with no price that spent
+// tokens is remembered for the warning.
+func (w *Worker) priced(u loopbreaker.Usage) loopbreaker.Usage {
+	u = cleanUsage(u)
+	if u.Model == "" || u.CostUSD != 0 {
+		return u
+	}
+	if cost, ok := w.prices.Cost(u); ok {
+		u.CostUSD = cost
+	} else if u.InputTokens > 0 || u.OutputTokens > 0 {
+		w.mu.Lock()
+		if len(w.unpriced) < 8 && !slices.Contains(w.unpriced, u.Model) {
+			w.unpriced = append(w.unpriced, firstLine(u.Model))
+		}
+		w.mu.Unlock()
+	}
+	return u
+}
+
+// unpricedWarning returns the warning that models without a price spent
+// tokens while the fleet has a dollar cap; false when there is none.
+func (w *Worker) unpricedWarning() (loopbreaker.Reason, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.unpriced) == 0 || w.shared.maxCost <= 0 && w.shared.maxCostPerHour <= 0 {
+		return loopbreaker.Reason{}, false
+	}
+	return loopbreaker.UnpricedModels(w.unpriced), true
+}
+
+// LiftLimit lifts, for the whole fleet, the wait or throttle that source
+// put in force ([loopbreaker.Limit.Source]): a [Worker.Transport] calls it
+// when a request to that host, sent after the transport reported the
+// limit, succeeded (the SDK's retry got its answer). A limit of another
+// source or of none, and a stop, are kept. While Redis is out of reach,
+// only the local breaker is told.
+func (w *Worker) LiftLimit(source string) {
+	if source == "" {
+		return
+	}
+	now := w.cfg.Breaker.Now()
+	w.localBreaker().LiftLimit(source)
+	if !w.rejoin(now) {
+		return
+	}
+	r, err := w.call("lift", source)
+	if err != nil {
+		w.lose(err, now)
+		return
+	}
+	w.observe(r, now)
 }
 
 // ObserveLimit puts a provider limit in force for the whole fleet, as it
@@ -110,7 +170,11 @@ func (w *Worker) meter(now time.Time, calls int, u loopbreaker.Usage, l *loopbre
 		}
 		args := []any{calls, u.InputTokens, u.OutputTokens, formatCost(u.CostUSD)}
 		args = append(args, w.limitArgs(l, now)...)
-		r, err := w.call("meter", append(args, token)...)
+		source := ""
+		if l != nil {
+			source = l.Source
+		}
+		r, err := w.call("meter", append(args, token, source)...)
 		if err == nil {
 			w.observe(r, now)
 			return
@@ -232,6 +296,8 @@ func firstLine(s string) string {
 func cleanUsage(u loopbreaker.Usage) loopbreaker.Usage {
 	u.InputTokens = max(u.InputTokens, 0)
 	u.OutputTokens = max(u.OutputTokens, 0)
+	u.CacheReadTokens = max(u.CacheReadTokens, 0)
+	u.CacheWriteTokens = max(u.CacheWriteTokens, 0)
 	if !(u.CostUSD > 0 && u.CostUSD <= math.MaxFloat64) {
 		u.CostUSD = 0
 	}

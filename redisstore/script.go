@@ -75,10 +75,10 @@ func (w *Worker) call(op string, args ...any) (reply, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout)
 	defer cancel()
 	s := &w.shared
-	all := make([]any, 0, 14+len(args))
+	all := make([]any, 0, 15+len(args))
 	all = append(all, op, w.id, w.cfg.IdleTTL.Milliseconds(), s.cooldowns, w.cfg.ProbeLease.Milliseconds(),
 		s.callsPerHour, s.maxFailures, s.maxSameError, s.maxSameInARow, s.maxFingerprints,
-		s.maxTokens, formatCost(s.maxCost), s.maxTokensPerHour, formatCost(s.maxCostPerHour))
+		s.maxTokens, formatCost(s.maxCost), s.maxTokensPerHour, formatCost(s.maxCostPerHour), s.maxOpens)
 	all = append(all, args...)
 	v, err := fleetScript.Run(ctx, w.cfg.Client, w.keys, all...).Slice()
 	if err != nil {
@@ -98,8 +98,14 @@ func parseReply(op string, v []any) (reply, error) {
 	r.rawReason = toString(v[1])
 	r.reason = parseReason(r.rawReason)
 	r.held = toString(v[2]) == "1"
-	if before := toString(v[3]); before != "" && r.reason.Kind == loopbreaker.ReasonAborted {
-		r.reason.Message = parseReason(before).String()
+	if before := toString(v[3]); before != "" {
+		last := parseReason(before)
+		switch r.reason.Kind {
+		case loopbreaker.ReasonAborted:
+			r.reason.Message = last.String()
+		case loopbreaker.ReasonGaveUp:
+			r.reason.Message, r.reason.Last = last.String(), last.Kind
+		}
 	}
 	r.allow = toInt(v[4]) == 1
 	r.probe = toInt(v[5]) == 1

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,4 +86,48 @@ func TestNewTransportTakesAWorker(t *testing.T) {
 	require.True(t, agent.Check().Allow)
 	call(t, client, modelAPI(t, http.StatusOK, nil, chatCompletion).URL)
 	assert.Equal(t, 99, agent.Stats().Spend.Total.Tokens())
+}
+
+// A 529 that the SDK's retry on one worker gets past is lifted for the
+// whole fleet when the retry's answer comes; the fleet's dollar cap holds
+// on the usage the transport prices.
+func TestARetriedLimitIsLiftedForTheFleetAndTheSpendIsPriced(t *testing.T) {
+	f := newFleet(t)
+	cfg := Config{Breaker: loopbreaker.Config{MaxCostUSD: 0.02}}
+	agent, other := f.worker("agent", cfg), f.worker("other", cfg)
+	client := &http.Client{Transport: agent.Transport(nil)}
+	var requests atomic.Int32
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if requests.Add(1) == 1 {
+			w.WriteHeader(529)
+			_, _ = io.WriteString(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"type":"message","model":"claude-sonnet-4-5","content":[],"usage":{"input_tokens":1000,"output_tokens":500}}`)
+	}))
+	t.Cleanup(api.Close)
+
+	require.True(t, agent.Check().Allow)
+	call(t, client, api.URL)
+	require.ErrorIs(t, other.Check().Err(), loopbreaker.ErrProviderLimit, "the overload holds the fleet as it happens")
+	call(t, client, api.URL) // the SDK's retry
+	d := other.Check()
+	require.True(t, d.Allow, "%v", d.Reason)
+
+	assert.InDelta(t, 0.0105, other.Stats().Spend.Total.CostUSD, 1e-9, "(1000×$3 + 500×$15) per million")
+	call(t, client, api.URL)
+	require.ErrorIs(t, other.Check().Err(), loopbreaker.ErrSpendCap)
+}
+
+// A model with no price, under the fleet's dollar cap: the worker that
+// priced it warns of it.
+func TestAWorkerWarnsOfAModelWithNoPrice(t *testing.T) {
+	f := newFleet(t)
+	w := f.worker("agent", Config{Breaker: loopbreaker.Config{MaxCostUSD: 5}})
+	w.AddUsage(loopbreaker.Usage{InputTokens: 10, Model: "gpt-9"})
+	d := w.Check()
+	require.True(t, d.Allow)
+	require.Len(t, d.Warnings, 1)
+	assert.Equal(t, loopbreaker.ReasonUnpricedModel, d.Warnings[0].Kind)
+	assert.Contains(t, d.Warning, `No price for model "gpt-9"`)
 }

@@ -49,8 +49,10 @@ type Worker struct {
 	classify func(error) loopbreaker.Outcome
 
 	patterns []loopbreaker.LimitPattern
+	prices   loopbreaker.Prices // the Breaker's, or the default table
 
 	mu           sync.Mutex
+	unpriced     []string // models that spent tokens with no price
 	local        *loopbreaker.CircuitBreaker
 	localOpens   int    // the local breaker's Opens already told to the fleet
 	token        string // the probe lease this worker holds
@@ -102,6 +104,10 @@ func New(cfg Config) (*Worker, error) {
 		fullCfg:  cfg.Breaker,
 		classify: cfg.Breaker.Classify,
 		patterns: cfg.Breaker.LimitPatterns,
+		prices:   cfg.Breaker.Prices,
+	}
+	if w.prices == nil {
+		w.prices = loopbreaker.DefaultPrices()
 	}
 	if w.id == "" {
 		w.id = defaultWorkerName()
@@ -273,6 +279,9 @@ func (w *Worker) decision(r reply) loopbreaker.Decision {
 	if warn := spendWarning(spend, r.warned); warn.Kind != loopbreaker.ReasonNone {
 		d.Warnings = append(d.Warnings, warn)
 	}
+	if warn, ok := w.unpricedWarning(); ok {
+		d.Warnings = append(d.Warnings, warn)
+	}
 	if len(d.Warnings) > 0 {
 		d.Warning = joinReasons(d.Warnings)
 	}
@@ -314,11 +323,14 @@ func (w *Worker) Record(it loopbreaker.Iteration) {
 // RecordSuccess records a successful iteration.
 func (w *Worker) RecordSuccess() { w.record(loopbreaker.Iteration{}, loopbreaker.Success) }
 
-// RecordFailure records a failed iteration with its error text, without
-// asking Classify, and reports whether the fleet's circuit is open after
-// it (the local breaker's, while Redis is out of reach).
+// RecordFailure records a failed iteration with its error text, as Record
+// records an error with that text: the classifier decides how it counts,
+// so the text of a provider limit puts the limit in force rather than
+// counting as a failure. It reports whether the fleet's circuit is open
+// after it (the local breaker's, while Redis is out of reach).
 func (w *Worker) RecordFailure(msg string) bool {
-	return w.record(loopbreaker.Iteration{Err: errors.New(msg)}, loopbreaker.Failure)
+	err := errors.New(msg)
+	return w.record(loopbreaker.Iteration{Err: err}, w.classify(err))
 }
 
 // record counts it, whose outcome is known, and reports whether the
@@ -355,7 +367,7 @@ func (w *Worker) record(it loopbreaker.Iteration, outcome loopbreaker.Outcome) b
 	if it.Err != nil {
 		it.Err = &classified{err: it.Err, outcome: localOutcome}
 	}
-	usage := cleanUsage(it.Usage)
+	usage := w.priced(it.Usage)
 	local := w.localBreaker()
 	local.Record(it)
 	trip := w.localTrip(local)
@@ -698,10 +710,13 @@ func (w *Worker) control(op string, reason loopbreaker.Reason, onLocal func(*loo
 // [loopbreaker.Decision.RetryAfter], at most [Config.PollInterval] (another
 // worker may Resume the fleet meanwhile), with
 // [loopbreaker.Config.Sleep], and checks again. It returns at once with
-// the refusal and its error when no waiting ends it: the loop is complete,
-// the circuit is held open (Abort, ForceOpen, protected files lost), the
-// provider stopped the fleet, or its spend cap over its life is reached. A
-// provider limit that a wait ends is waited out, as a cooldown is. When
+// the refusal and its error when no waiting ends it
+// ([loopbreaker.Decision.WaitHelps]): the loop is complete, the fleet's
+// breaker gave up after [loopbreaker.Config.MaxConsecutiveOpens] openings
+// in a row, the circuit is held open (Abort, ForceOpen, protected files
+// lost), the provider stopped the fleet, or its spend cap over its life is
+// reached. A provider limit that a wait ends is waited out, as a cooldown
+// is. When
 // ctx ends first, it returns the last refusal and ctx.Err().
 func (w *Worker) Wait(ctx context.Context) (loopbreaker.Decision, error) {
 	sleep := w.cfg.Breaker.Sleep
@@ -713,7 +728,7 @@ func (w *Worker) Wait(ctx context.Context) (loopbreaker.Decision, error) {
 		switch {
 		case d.Allow:
 			return d, nil
-		case endless(d):
+		case !d.WaitHelps():
 			return d, d.Err()
 		}
 		pause := w.cfg.PollInterval
@@ -727,15 +742,6 @@ func (w *Worker) Wait(ctx context.Context) (loopbreaker.Decision, error) {
 			return d, err
 		}
 	}
-}
-
-// endless reports whether no waiting ends the refusal d.
-func endless(d loopbreaker.Decision) bool {
-	switch d.Reason.Kind {
-	case loopbreaker.ReasonProviderStopped, loopbreaker.ReasonSpendCap:
-		return true
-	}
-	return d.Complete || heldDecision(d)
 }
 
 func sleepTimer(ctx context.Context, d time.Duration) error {
