@@ -3,7 +3,7 @@
 // does, shows what it does, and stops when the loop is stuck, spent or
 // done.
 //
-//	go install github.com/loopbreaker/loopbreaker/cmd/looprun@latest
+//	go install ./cmd/looprun                 # in a clone of the repository
 //	looprun                                  # the built-in simulated agent
 //	looprun -- claude -p                     # a real agent, PROMPT.md on stdin
 //	looprun -check 'go test ./...' -commit -- ./agent.sh
@@ -62,8 +62,8 @@
 // why, the last iteration's error and the path of its log, and offers the
 // choices of GSD's exit.sh pause menu: resume, skip, wait for the probe,
 // or abort. Without a terminal it stops with exit code 3, unless -wait
-// tells it to wait out cooldowns (up to -max-opens opens in the run) and
-// the call budget, with a countdown on a terminal. Ctrl+C stops cleanly,
+// tells it to wait out cooldowns (until the breaker gives up, after
+// -max-opens openings in a row) and the call budget, with a countdown on a terminal. Ctrl+C stops cleanly,
 // saving the state.
 //
 // # Provider limits, spend and sessions
@@ -134,8 +134,8 @@
 //	    or saved (a failed save wins over the codes below)
 //	2   usage: bad flags or settings, or a -dir that is not a directory
 //	3   tripped: the circuit is open and nobody was asked (no terminal, or
-//	    it opened on the last iteration -max-iterations allows, or it
-//	    opened -max-opens times in a run that waits)
+//	    it opened on the last iteration -max-iterations allows), or the
+//	    breaker gave up after -max-opens openings in a row
 //	4   aborted: a person chose abort
 //	5   budget: the call budget is spent (without -wait), or the spend cap
 //	    (-max-cost, -max-tokens)

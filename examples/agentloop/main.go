@@ -129,6 +129,8 @@ func run(args []string, out io.Writer) error {
 		now = now.Add(d)
 		return ctx.Err()
 	}
+	// One probe after the cooldown: if it fails too, the breaker gives up.
+	cfg.MaxConsecutiveOpens = 2
 	cb, err := loopbreaker.New(cfg)
 	if err != nil {
 		return err
@@ -141,8 +143,8 @@ func run(args []string, out io.Writer) error {
 	var stop error // why the loop stopped early, if it did
 	for i, it := range agent() {
 		d := cb.Check()
-		if !d.Allow && d.State == loopbreaker.Open && cb.Stats().Opens == 1 {
-			// The first time, wait out the cooldown and probe.
+		if !d.Allow && d.WaitHelps() {
+			// Wait out the cooldown, and probe.
 			fmt.Fprintf(out, "      circuit open: %s; waiting %s for the probe\n", d.Reason, d.RetryAfter)
 			d, _ = cb.Wait(context.Background())
 		}

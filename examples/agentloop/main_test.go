@@ -22,7 +22,7 @@ func TestAgentloopTripsOnTheRecurringError(t *testing.T) {
 	out := runAgentloop(t)
 	assert.Contains(t, out, "circuit open: Same error repeated 5 times (threshold: 5); waiting 10s for the probe")
 	assert.Contains(t, out, "probe: TypeError")
-	assert.Contains(t, out, "stopped: Same error repeated 6 times (threshold: 5) (reason kind same_error)")
+	assert.Contains(t, out, "stopped: Gave up: the circuit opened 2 times in a row without recovering (threshold: 2): Same error repeated 6 times (threshold: 5) (reason kind gave_up)")
 	assert.Contains(t, out, "stats: iterations=14 total_failures=8 unique_errors=2 opens=2 ")
 	assert.Equal(t, 14, strings.Count(out, "  CLOSED  ")+strings.Count(out, "  OPEN  "), "one status line per iteration")
 }
@@ -45,7 +45,7 @@ func TestAgentloopStopsAnAgentThatChangesNothing(t *testing.T) {
 	out := runAgentloop(t, "-scenario", "stall")
 	assert.Regexp(t, `(?m)^   6  \S+  HALF_OPEN .* 2  -`, out)
 	assert.Contains(t, out, "circuit open: No progress in 3 consecutive iterations (threshold: 3)")
-	assert.Contains(t, out, "stopped: No progress in 4 consecutive iterations (threshold: 3) (reason kind no_progress)")
+	assert.Contains(t, out, "stopped: Gave up: the circuit opened 2 times in a row without recovering (threshold: 2): No progress in 4 consecutive iterations (threshold: 3) (reason kind gave_up)")
 	assert.Contains(t, out, "total_failures=0")
 
 	out = runAgentloop(t, "-scenario", "stall", "-no-progress", "-1")

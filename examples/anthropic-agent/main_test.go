@@ -115,48 +115,90 @@ func workspace() Tools {
 	}
 }
 
-// setup returns an agent on the tool-steps preset whose client talks to
-// the scripted model, with the breaker on a fake clock.
+// start is when the breaker's clock starts.
+var start = time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
+
+// setup returns an agent on the example's breaker config, with a call
+// budget and a $2 cap, whose client talks to the scripted model with the
+// SDK's retries off, so that each turn of the script is one request; the
+// breaker runs on a fake clock.
 func setup(t *testing.T, script []turn, tools Tools) (*agent, *scriptedModel, *fakeClock) {
+	t.Helper()
+	return setupWith(t, script, tools, 2, option.WithMaxRetries(0))
+}
+
+// setupWith is setup with a dollar cap and the SDK's options of the
+// test's own (none: the SDK's defaults, two retries).
+func setupWith(t *testing.T, script []turn, tools Tools, maxCostUSD float64, opts ...option.RequestOption) (*agent, *scriptedModel, *fakeClock) {
 	t.Helper()
 	model := &scriptedModel{script: script}
 	srv := httptest.NewServer(model)
 	t.Cleanup(srv.Close)
-	clock := &fakeClock{now: time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)}
-	cfg, err := loopbreaker.Preset("tool-steps")
-	require.NoError(t, err)
+	clock := &fakeClock{now: start}
+	cfg := breakerConfig(maxCostUSD)
 	cfg.Now, cfg.Sleep = clock.Now, clock.Sleep
 	cfg.MaxCallsPerHour = 100
 	cb, err := loopbreaker.New(cfg)
 	require.NoError(t, err)
-	a := newAgent(cb, tools, "claude-sonnet-4-5",
-		option.WithBaseURL(srv.URL), option.WithAPIKey("test-key"), option.WithMaxRetries(0))
+	a := newAgent(cb, tools, "claude-sonnet-4-5", append([]option.RequestOption{option.WithBaseURL(srv.URL), option.WithAPIKey("test-key")}, opts...)...)
 	return a, model, clock
 }
 
-// The model runs the tests and reads the same file in turn, and nothing
-// changes: the breaker stops it once the two steps have alternated three
-// times, OpenHands' "action, observation pattern".
-func TestStuckAlternationIsStoppedAfterSixSteps(t *testing.T) {
-	runTests := turn{uses: [][2]string{{"run_tests", `{}`}}}
-	readParse := turn{uses: [][2]string{{"read_file", `{"path": "parse.go"}`}}}
-	a, model, _ := setup(t, []turn{runTests, readParse, runTests, readParse, runTests, readParse, {text: "never reached"}}, workspace())
-	_, err := a.run(context.Background(), "Make the tests pass.")
-	require.ErrorIs(t, err, errStopped)
-	assert.Contains(t, err.Error(), `Alternating actions: the same 2 steps with the same observations over the last 6 steps`)
-	assert.Contains(t, err.Error(), `run_tests {} | read_file {"path":"parse.go"}`, "the input as the SDK decoded it")
-	assert.Equal(t, 6, model.count())
-	assert.Equal(t, loopbreaker.ReasonAlternatingActions, a.cb.Stats().Reason.Kind)
+// causes returns the causes of the breaker's transitions, in order.
+func causes(cb *loopbreaker.CircuitBreaker) []loopbreaker.Cause {
+	var cs []loopbreaker.Cause
+	for _, tr := range cb.Stats().History {
+		cs = append(cs, tr.Cause)
+	}
+	return cs
 }
 
-// The model reads a file that is not there, three times: stopped before
-// the fourth turn.
-func TestSameFailingToolUseIsStoppedAtTheThird(t *testing.T) {
+// The model runs the tests and reads the same file in turn, and nothing
+// changes: the breaker opens once the two steps have alternated three
+// times, OpenHands' "action, observation pattern". After each cooldown one
+// probe turn runs, and alternates again; at the third opening in a row the
+// breaker gives up, and the agent stops with the reason.
+func TestStuckAlternationIsGivenUpOn(t *testing.T) {
+	runTests := turn{uses: [][2]string{{"run_tests", `{}`}}}
+	readParse := turn{uses: [][2]string{{"read_file", `{"path": "parse.go"}`}}}
+	a, model, clock := setup(t, []turn{runTests, readParse, runTests, readParse, runTests, readParse, runTests, readParse}, workspace())
+	_, err := a.run(context.Background(), "Make the tests pass.")
+	require.ErrorIs(t, err, errStopped)
+	require.ErrorIs(t, err, loopbreaker.ErrGaveUp)
+	assert.Contains(t, err.Error(), "Gave up: the circuit opened 3 times in a row without recovering (threshold: 3): Alternating actions")
+	assert.Contains(t, err.Error(), `run_tests {} | read_file {"path":"parse.go"}`, "the input as the SDK decoded it")
+	assert.Equal(t, 6+2, model.count(), "six steps, then a probe after each of two cooldowns")
+	assert.Equal(t, []time.Duration{30 * time.Second, 30 * time.Second}, clock.slept)
+	h := a.cb.Stats().History
+	require.NotEmpty(t, h)
+	assert.Equal(t, loopbreaker.ReasonAlternatingActions, h[0].Reason.Kind, "the first opening")
+}
+
+// The same alternation, but the probe after the cooldown answers: the
+// circuit closes and the agent finishes.
+func TestAProbeThatGetsOnFinishes(t *testing.T) {
+	runTests := turn{uses: [][2]string{{"run_tests", `{}`}}}
+	readParse := turn{uses: [][2]string{{"read_file", `{"path": "parse.go"}`}}}
+	a, model, clock := setup(t, []turn{runTests, readParse, runTests, readParse, runTests, readParse, {text: "parse.go is fine."}}, workspace())
+	answer, err := a.run(context.Background(), "Make the tests pass.")
+	require.NoError(t, err)
+	assert.Equal(t, "parse.go is fine.", answer)
+	assert.Equal(t, 7, model.count())
+	assert.Equal(t, []time.Duration{30 * time.Second}, clock.slept)
+	assert.Equal(t, loopbreaker.Closed, a.cb.Stats().State)
+}
+
+// The model reads a file that is not there: the third failure opens the
+// circuit, the two probes read it again, and the breaker gives up.
+func TestSameFailingToolUseIsGivenUpOn(t *testing.T) {
 	a, model, _ := setup(t, []turn{{uses: [][2]string{{"read_file", `{"path":"report.csv"}`}}}}, workspace())
 	_, err := a.run(context.Background(), "Summarise report.csv.")
-	require.ErrorIs(t, err, errStopped)
-	assert.Contains(t, err.Error(), "Same action failed 3 times in a row")
-	assert.Equal(t, 3, model.count())
+	require.ErrorIs(t, err, loopbreaker.ErrGaveUp)
+	assert.Contains(t, err.Error(), `read_file {"path":"report.csv"}`)
+	assert.Equal(t, 3+2, model.count())
+	h := a.cb.Stats().History
+	require.NotEmpty(t, h)
+	assert.Equal(t, `Same action failed 3 times in a row (threshold: 3, error 8d08d11a): read_file {"path":"report.csv"}`, h[0].Reason.String())
 }
 
 // A healthy task with two tool uses in one turn: the breaker lets it
@@ -193,4 +235,64 @@ func TestOverloadIsWaitedOut(t *testing.T) {
 	h := a.cb.Stats().History
 	require.NotEmpty(t, h)
 	assert.Equal(t, loopbreaker.CauseProviderLimit, h[0].Cause, "the transport reported the limit as it happened")
+}
+
+// Anthropic answers 529 overloaded, with no Retry-After. The SDK, with its
+// default retries, tries again after half a second or so and gets its
+// answer: the transport reported the overload as it happened, and lifted
+// it when the retry succeeded, so the loop goes on at once.
+func TestAnOverloadTheSDKRetriedAwayDoesNotHoldTheLoop(t *testing.T) {
+	a, model, clock := setupWith(t, []turn{
+		{status: 529, errorType: "overloaded_error"},
+		{uses: [][2]string{{"list_files", `{}`}}},
+		{text: "Two files."},
+	}, workspace(), 2)
+	answer, err := a.run(context.Background(), "How many files?")
+	require.NoError(t, err)
+	assert.Equal(t, "Two files.", answer)
+	assert.Equal(t, 3, model.count(), "the SDK's own retry is the second request")
+	assert.Empty(t, clock.slept, "nothing was waited out")
+	assert.Equal(t, []loopbreaker.Cause{loopbreaker.CauseProviderLimit, loopbreaker.CauseLimitLifted}, causes(a.cb))
+	d := a.cb.Check()
+	assert.True(t, d.Allow, "%v", d.Reason)
+}
+
+// Anthropic refuses with 429 and its rate-limit headers, a reset 30
+// seconds off, every time: the SDK retries twice and gives up, and its
+// error reaches the agent. That limit is in force until its reset: the
+// loop waits it out, on the breaker's clock, then goes on.
+func TestARateLimitTheSDKGaveUpOnHoldsTheLoopUntilItsReset(t *testing.T) {
+	limited := turn{status: 429, errorType: "rate_limit_error", header: map[string]string{
+		"retry-after-ms":                         "1", // the SDK's pause between its tries
+		"anthropic-ratelimit-requests-remaining": "0",
+		"anthropic-ratelimit-requests-reset":     start.Add(30 * time.Second).Format(time.RFC3339),
+	}}
+	a, model, clock := setupWith(t, []turn{limited, limited, limited,
+		{uses: [][2]string{{"list_files", `{}`}}},
+		{text: "Two files."},
+	}, workspace(), 2)
+	answer, err := a.run(context.Background(), "How many files?")
+	require.NoError(t, err)
+	assert.Equal(t, "Two files.", answer)
+	assert.Equal(t, 5, model.count(), "three tries of the SDK, then two turns")
+	assert.Equal(t, []time.Duration{30 * time.Second}, clock.slept, "the loop waited for the reset")
+	assert.NotContains(t, causes(a.cb), loopbreaker.CauseLimitLifted)
+}
+
+// Each turn costs what claude-sonnet-4-5 charges for the usage the
+// response reports ($3 per million input tokens, $15 per million output
+// tokens): with a cap of a tenth of a cent, the second turn spends it, and
+// the agent stops before the third.
+func TestADollarCapStopsTheAgent(t *testing.T) {
+	a, model, _ := setupWith(t, []turn{
+		{uses: [][2]string{{"list_files", `{}`}}},
+		{uses: [][2]string{{"read_file", `{"path":"parse.go"}`}}},
+		{uses: [][2]string{{"run_tests", `{}`}}},
+		{text: "never reached"},
+	}, workspace(), 0.001, option.WithMaxRetries(0))
+	_, err := a.run(context.Background(), "Do the tests pass?")
+	require.ErrorIs(t, err, loopbreaker.ErrSpendCap)
+	assert.Contains(t, err.Error(), "Spend cap reached: $0.0015 over the loop's life (cap: $0.001)")
+	assert.Equal(t, 2, model.count())
+	assert.InDelta(t, (100*3+20*15+200*3+20*15)/1e6, a.cb.Stats().Spend.Total.CostUSD, 1e-12)
 }

@@ -6,8 +6,10 @@
 //	OPENAI_API_KEY=... go run . -dir ~/src/project "Why does TestParse fail?"
 //
 // The breaker is wired in twice. Its Transport, installed in the SDK's
-// HTTP client, counts every request (the SDK's retries too) and reads the
-// token usage and the rate limits of the responses. And every tool call
+// HTTP client, counts every request (the SDK's retries too), reads the
+// token usage and prices it, so that -max-cost holds, and reads the rate
+// limits of the responses: a limit the SDK's own retry got past is lifted
+// at once, one it gave up on is waited out. And every tool call
 // is recorded as a step, with its arguments and its result, so that the
 // breaker stops the agent when it goes round in circles: the same call
 // with the same result four times, the same call failing three times,
@@ -33,13 +35,13 @@ import (
 func main() {
 	dir := flag.String("dir", ".", "the directory the agent works in")
 	model := flag.String("model", "gpt-4.1-mini", "the model")
+	maxCost := flag.Float64("max-cost", 2, "stop once the run has cost this many US dollars")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: openai-agent [-dir DIR] [-model MODEL] TASK")
+		fmt.Fprintln(os.Stderr, "usage: openai-agent [-dir DIR] [-model MODEL] [-max-cost USD] TASK")
 		os.Exit(2)
 	}
-	cfg, _ := loopbreaker.Preset("tool-steps")
-	cb, err := loopbreaker.New(cfg)
+	cb, err := loopbreaker.New(breakerConfig(*maxCost))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -51,6 +53,17 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println(answer)
+}
+
+// breakerConfig is the breaker's configuration: OpenHands' thresholds for
+// a tool-calling agent's steps, giving up on a loop stuck three openings in
+// a row, and a cap on the dollars spent, which the transport prices from
+// the usage it reads.
+func breakerConfig(maxCostUSD float64) loopbreaker.Config {
+	cfg, _ := loopbreaker.Preset("tool-steps")
+	cfg.MaxConsecutiveOpens = 3
+	cfg.MaxCostUSD = maxCostUSD
+	return cfg
 }
 
 // Tools are the agent's tools, by name: each takes the model's JSON
@@ -110,17 +123,22 @@ func newAgent(cb *loopbreaker.CircuitBreaker, tools Tools, model string, opts ..
 var errStopped = errors.New("stopped by the circuit breaker")
 
 // run works on task until the model answers without a tool call, and
-// returns the answer. Before each model turn it asks the breaker: a loop
-// that is stuck stops there; a provider limit or a spent budget is waited
-// out. Each tool call is recorded as a step.
+// returns the answer. Before each model turn it waits for the breaker: a
+// cooldown, a provider limit or a spent call budget is waited out, and
+// after each cooldown one probe turn runs; a loop stuck three openings in
+// a row, or a spent dollar cap, stops the agent. Each tool call is recorded as a step.
 func (a *agent) run(ctx context.Context, task string) (string, error) {
 	messages := []openai.ChatCompletionMessageParamUnion{
 		openai.SystemMessage("You are a careful engineer. Use the tools to answer."),
 		openai.UserMessage(task),
 	}
 	for {
-		if err := a.mayGoOn(ctx); err != nil {
-			return "", err
+		// Wait sleeps out a cooldown, a provider limit or a spent call
+		// budget, and returns an error when waiting cannot help: the
+		// breaker gave up on a loop stuck again and again, or the dollar
+		// cap is spent.
+		if _, err := a.cb.Wait(ctx); err != nil {
+			return "", fmt.Errorf("%w: %w", errStopped, err)
 		}
 		resp, err := a.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{
 			Model:    a.model,
@@ -156,23 +174,6 @@ func (a *agent) run(ctx context.Context, task string) (string, error) {
 			messages = append(messages, openai.ToolMessage(result, call.ID))
 		}
 	}
-}
-
-// mayGoOn asks the breaker whether the next turn may run: a circuit the
-// signals opened stops the agent, with the reason; any other refusal (a
-// provider limit, a spent call budget) is waited out.
-func (a *agent) mayGoOn(ctx context.Context) error {
-	d := a.cb.Check()
-	if d.Allow {
-		return nil
-	}
-	if errors.Is(d.Err(), loopbreaker.ErrOpen) {
-		return fmt.Errorf("%w: %s", errStopped, d.Reason)
-	}
-	if _, err := a.cb.Wait(ctx); err != nil {
-		return fmt.Errorf("%w: %w", errStopped, err)
-	}
-	return nil
 }
 
 // call runs one tool.

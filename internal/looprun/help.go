@@ -57,8 +57,8 @@ Exit codes:
       saved
   2   usage: bad flags or settings, a -dir that is no directory, or a
       command line that would delete a protected path
-  3   tripped: the circuit is open and nobody was asked (no terminal, or
-      -max-opens reached with -wait)
+  3   tripped: the circuit is open and nobody was asked (no terminal), or
+      the breaker gave up after -max-opens openings in a row
   4   aborted: a person chose abort
   5   budget: the call budget is spent (without -wait), or the spend cap
       (-max-cost, -max-tokens)

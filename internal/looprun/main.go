@@ -168,7 +168,7 @@ type options struct {
 	commit        bool   // commit the changes of each successful iteration
 	quiet         bool   // do not show the command's output
 	json          bool   // the result as JSON on stdout, the rest on stderr
-	maxOpens      int    // unattended, with -wait: stop once the circuit has opened this often
+	maxOpens      int    // the breaker gives up once the circuit has opened this often in a row (0: never)
 	autoReset     bool   // close, at start, a circuit a cooldown would end
 	markerGiven   bool   // -done-marker was set, by a flag or a setting
 
@@ -211,7 +211,7 @@ func parseFlags(args []string, environ []string, stderr io.Writer, opts Options)
 	fs.BoolVar(&o.commit, "commit", false, "in a git repository, commit the changes of each successful iteration (git add -A; never with a failing -check)")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not show the command's output (it is still logged)")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout when the loop ends; everything else goes to stderr")
-	fs.IntVar(&o.maxOpens, "max-opens", 10, "with -wait and nobody to ask, stop (exit 3) once the circuit has opened this often in this run (0: never)")
+	fs.IntVar(&o.maxOpens, "max-opens", loopbreaker.DefaultMaxConsecutiveOpens, "give up (exit 3) once the circuit has opened this often in a row without recovering, instead of probing again (0: never)")
 	fs.BoolVar(&o.autoReset, "auto-reset", false, "at start, close a circuit that a cooldown would end, without waiting (not one a person or lost files hold open)")
 	thresholds.RegisterAliases()
 	thresholds.Alias("validate", "check", "ralph-starter")
@@ -290,6 +290,10 @@ func parseFlags(args []string, environ []string, stderr io.Writer, opts Options)
 		o.maxIterations = 20 // the simulated agent would go on for ever
 	}
 	cfg.MaxCostUSD, cfg.MaxTokens = o.maxCost, o.maxTokens
+	cfg.MaxConsecutiveOpens = o.maxOpens
+	if o.maxOpens == 0 {
+		cfg.MaxConsecutiveOpens = -1 // never give up
+	}
 	o.cfg = cfg
 	return o, nil
 }
@@ -406,11 +410,9 @@ type runner struct {
 	lastOutput [sha256.Size]byte // outside git: the hash of the previous iteration's output
 	last       lastError         // the last failed iteration's error, for the prompt and the summary
 	refusal    loopbreaker.Reason
-	opens      int       // the openings of the circuit this run met, for -max-opens
-	openedAt   time.Time // when the last of them opened
-	stopped    string    // why the loop stopped, for the summary
-	saveFailed bool      // the loop stopped on a failed save
-	iterations int       // run by this process
+	stopped    string // why the loop stopped, for the summary
+	saveFailed bool   // the loop stopped on a failed save
+	iterations int    // run by this process
 }
 
 // lastError is the error of the last failed iteration of this run.
@@ -503,9 +505,6 @@ func newRunner(o *options, opts Options, guard *loopbreaker.Guard, clk clock, st
 				fmt.Fprintf(r.out, "auto-reset: the circuit was open (%s), and is closed without waiting for the probe\n", s.Reason)
 			}
 		}
-	}
-	if s := r.cb.Stats(); s.State != loopbreaker.Closed {
-		r.openedAt = s.OpenedAt // an opening before this run is not this run's
 	}
 	// The protected files as they are now (a -reset included) are what
 	// the first iteration is compared with; their copies are written.
@@ -674,16 +673,7 @@ func (r *runner) refused(ctx context.Context, d loopbreaker.Decision) (code int,
 	if r.interactive {
 		return r.ask(ctx, d)
 	}
-	if s := r.cb.Stats(); s.State == loopbreaker.Open && !s.OpenedAt.Equal(r.openedAt) {
-		r.opens++
-		r.openedAt = s.OpenedAt
-	}
-	if r.o.wait && d.RetryAfter > 0 {
-		if opens := r.opens; r.o.maxOpens > 0 && opens >= r.o.maxOpens {
-			// An agent broken for good would be probed for ever.
-			r.stopped = fmt.Sprintf("%s; the circuit opened %d times in this run (-max-opens %d)", d.Reason.Detail(), opens, r.o.maxOpens)
-			return exitTripped, true
-		}
+	if r.o.wait && d.WaitHelps() {
 		return r.waitWithCountdown(ctx, countdown{what: "the probe", until: r.clock.Now().Add(d.RetryAfter)})
 	}
 	r.stopped = d.Reason.Detail()

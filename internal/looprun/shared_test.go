@@ -26,8 +26,6 @@ type sharedFake struct {
 	resets         int
 	closed         bool
 	probeElsewhere int // Checks that find another runner's probe running
-	othersOpen     int // openings by other runners, added at each Stats
-	opensByOthers  int
 }
 
 func (f *sharedFake) ResetShared() error {
@@ -59,16 +57,6 @@ func (f *sharedFake) Check() loopbreaker.Decision {
 		return loopbreaker.Decision{State: loopbreaker.HalfOpen, Reason: loopbreaker.Reason{Kind: loopbreaker.ReasonConsecutiveFailures, Count: 3, Threshold: 3}}
 	}
 	return f.CircuitBreaker.Check()
-}
-
-func (f *sharedFake) Stats() loopbreaker.Stats {
-	f.mu.Lock()
-	f.opensByOthers += f.othersOpen
-	others := f.opensByOthers
-	f.mu.Unlock()
-	s := f.CircuitBreaker.Stats()
-	s.Opens += others
-	return s
 }
 
 // runShared runs looprun in this process on the repository's script, on
@@ -143,14 +131,25 @@ func TestAnotherRunnersProbeStopsARunnerUnlessItWaits(t *testing.T) {
 	assert.Equal(t, 1, r.runs(t), "the probe succeeded: the runner went on")
 }
 
-// Other runners open the fleet's circuit too: -max-opens counts the
-// openings this run met, not the fleet's count.
-func TestMaxOpensCountsTheOpeningsThisRunMet(t *testing.T) {
+// On a shared breaker, -max-opens is the shared breaker's own give-up
+// (every runner's breaker gets it in its Config): when it gives up, the
+// runner stops, however many openings it met itself.
+func TestMaxOpensIsTheSharedBreakersGiveUp(t *testing.T) {
 	r := newRepo(t, failingScript)
 	clk := &fakeClock{now: time.Unix(1_800_000_000, 0)}
-	out, code := r.runShared(t, &sharedFake{othersOpen: 10}, clk, "-wait", "-max-opens", "2", "-cooldown", "1h")
-	assert.Equal(t, exitTripped, code, out)
-	assert.Contains(t, out, "the circuit opened 2 times in this run (-max-opens 2)")
+	var given loopbreaker.Config
+	opts := Options{NewBreaker: func(s Setup) (Breaker, string, error) {
+		given = s.Config
+		cb, err := loopbreaker.New(s.Config)
+		require.NoError(t, err)
+		return &sharedFake{CircuitBreaker: cb}, "fleet", nil
+	}}
+	t.Setenv("COUNTER", r.counter)
+	var out bytes.Buffer
+	code := runWith(context.Background(), opts, clk, []string{"-dir", r.dir, "-interactive", "no", "-wait", "-max-opens", "2", "-cooldown", "1h", "--", "./agent.sh"}, strings.NewReader(""), &out, &out)
+	assert.Equal(t, exitTripped, code, out.String())
+	assert.Equal(t, 2, given.MaxConsecutiveOpens)
+	assert.Contains(t, out.String(), "stopped: Gave up: the circuit opened 2 times in a row without recovering (threshold: 2)")
 	assert.Equal(t, 4, r.runs(t), "three failures, the cooldown, a failed probe")
 }
 
