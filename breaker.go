@@ -148,8 +148,9 @@ type Iteration struct {
 	// keeps none. A plan with every task done completes the loop.
 	Plan *Plan
 	// Calls counts the API calls the iteration made, for the call budget;
-	// zero or less counts as one, or, when the breaker's [CircuitBreaker.Transport]
-	// counts the calls as they are made, as none.
+	// zero or less counts as one, or, when the calls are counted as they
+	// are made ([CircuitBreaker.CountCall], which the HTTP transport calls),
+	// as none.
 	Calls int
 
 	// Action is what the step did, for a host whose loop runs one model

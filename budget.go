@@ -148,3 +148,28 @@ func minTime(a, b time.Time) time.Time {
 	}
 	return a
 }
+
+// CountCall counts one call, made now, into the call budget, as it
+// happens: a request the HTTP transport (package transport) sent, or a
+// call a host counts itself. From the first CountCall on, Record counts an
+// iteration's calls only when [Iteration.Calls] says how many, so that
+// none is counted twice. Without a budget ([Config.MaxCallsPerHour]) it
+// counts nothing.
+func (b *CircuitBreaker) CountCall() {
+	b.mu.Lock()
+	defer b.unlock()
+	now := b.cfg.Now()
+	defer b.wake()
+	b.callsByTransport = true
+	if b.cfg.MaxCallsPerHour > 0 {
+		b.calls.add(1, now)
+	}
+}
+
+// Now returns the time by the breaker's clock ([Config.Now]): what the
+// HTTP transport dates a reset given as a delay with.
+func (b *CircuitBreaker) Now() time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cfg.Now()
+}

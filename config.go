@@ -300,7 +300,7 @@ type Config struct {
 	MaxCostUSDPerHour float64
 
 	// Prices prices the usage that names its model and gives no cost
-	// ([Usage.Model]): what a [CircuitBreaker.Transport] reads in the
+	// ([Usage.Model]): what the HTTP transport (package transport) reads in the
 	// responses of OpenAI, Anthropic and Gemini, and what a host reports.
 	// Nil means [DefaultPrices], the providers' list prices as of
 	// [PricesDate]; to add or correct a model, start from DefaultPrices and

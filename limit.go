@@ -270,9 +270,9 @@ type providerLimit struct {
 
 // LiftLimit lifts the provider limit in force when it is a wait or a
 // throttle that source put in force ([Limit.Source]): the provider
-// answered a request sent after it, so the limit is no longer in force. A
-// [CircuitBreaker.Transport] calls it when a model SDK's retry succeeds
-// under it. A limit of another source or of none (an iteration's error), a
+// answered a request sent after it, so the limit is no longer in force.
+// The HTTP transport (package transport) calls it when a model SDK's retry
+// succeeds under it. A limit of another source or of none (an iteration's error), a
 // stop, and an empty source change nothing. The lift is in the history
 // and goes to [Config.OnStateChange] (cause CauseLimitLifted), with the
 // reason of the limit lifted.

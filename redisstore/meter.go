@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/transport"
 )
 
 // What the fleet shares besides the circuit: the spend and its caps, and
@@ -19,8 +19,8 @@ import (
 // with AddUsage, ObserveLimit and CountCall, which a transport calls for a
 // model SDK (Transport).
 
-// A worker is a loopbreaker.Meter: a transport reports to it.
-var _ loopbreaker.Meter = (*Worker)(nil)
+// A worker is a transport.Meter: the HTTP transport reports to it.
+var _ transport.Meter = (*Worker)(nil)
 
 // AddUsage adds what was spent to the fleet's spend, as it happens, in one
 // round trip: a host (or a [Worker.Transport]) that sees each call's usage
@@ -135,26 +135,11 @@ func (w *Worker) CountCall() {
 	w.meter(now, 1, loopbreaker.Usage{}, nil)
 }
 
-// Transport returns an http.RoundTripper for a model SDK's HTTP client that
-// reports each call to the fleet as it happens, as
-// [loopbreaker.CircuitBreaker.Transport] does to a breaker: every request
-// counts a call into the fleet's budget ([Worker.CountCall]), the token
-// usage a response reports goes to the fleet's spend ([Worker.AddUsage]),
-// and a response that is a provider limit (a 429 with Retry-After, a 529,
-// OpenAI's insufficient_quota) puts the limit in force for every worker
-// ([Worker.ObserveLimit]). base makes the requests; nil means
-// http.DefaultTransport. Reset times given as a delay are read on the
-// worker's clock ([loopbreaker.Config.Now]). Install it with the SDK's
-// option for an HTTP client (openai-go and anthropic-sdk-go:
-// option.WithHTTPClient(&http.Client{Transport: w.Transport(nil)})). With a
-// transport, Record counts the calls an iteration states, beyond the one
-// Check reserved, which stands for the first request.
-func (w *Worker) Transport(base http.RoundTripper) http.RoundTripper {
-	w.mu.Lock()
-	w.byTransport = true
-	w.mu.Unlock()
-	return loopbreaker.NewTransport(base, w, w.cfg.Breaker.Now)
-}
+// Now returns the time by the worker's clock ([loopbreaker.Config.Now] of
+// its Breaker): what the HTTP transport (package
+// github.com/loopbreaker/loopbreaker/transport) dates a reset given as a
+// delay with. The fleet's own state runs on Redis's clock.
+func (w *Worker) Now() time.Time { return w.cfg.Breaker.Now() }
 
 // meter tells the fleet, in one round trip, calls, spend and a limit (nil
 // for none) as they happen. During an outage they are kept for the rejoin,

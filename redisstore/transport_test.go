@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/transport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -49,7 +50,7 @@ func TestATransportOnAWorkerReportsToTheFleet(t *testing.T) {
 	f := newFleet(t)
 	cfg := Config{Breaker: loopbreaker.Config{MaxCallsPerHour: 100, MaxTokens: 1000}}
 	agent, other := f.worker("agent", cfg), f.worker("other", cfg)
-	client := &http.Client{Transport: agent.Transport(nil)}
+	client := &http.Client{Transport: transport.New(agent, nil)}
 	api := modelAPI(t, http.StatusOK, nil, chatCompletion)
 
 	require.True(t, agent.Check().Allow)
@@ -77,17 +78,6 @@ func TestATransportOnAWorkerReportsToTheFleet(t *testing.T) {
 	assert.Equal(t, 5, other.Stats().Budget.Used)
 }
 
-// A host that wires the transport with loopbreaker.NewTransport gets the
-// same: a worker is a loopbreaker.Meter.
-func TestNewTransportTakesAWorker(t *testing.T) {
-	f := newFleet(t)
-	agent := f.worker("agent", Config{Breaker: loopbreaker.Config{MaxCostUSD: 1}})
-	client := &http.Client{Transport: loopbreaker.NewTransport(nil, agent, nil)}
-	require.True(t, agent.Check().Allow)
-	call(t, client, modelAPI(t, http.StatusOK, nil, chatCompletion).URL)
-	assert.Equal(t, 99, agent.Stats().Spend.Total.Tokens())
-}
-
 // A 529 that the SDK's retry on one worker gets past is lifted for the
 // whole fleet when the retry's answer comes; the fleet's dollar cap holds
 // on the usage the transport prices.
@@ -95,7 +85,7 @@ func TestARetriedLimitIsLiftedForTheFleetAndTheSpendIsPriced(t *testing.T) {
 	f := newFleet(t)
 	cfg := Config{Breaker: loopbreaker.Config{MaxCostUSD: 0.02}}
 	agent, other := f.worker("agent", cfg), f.worker("other", cfg)
-	client := &http.Client{Transport: agent.Transport(nil)}
+	client := &http.Client{Transport: transport.New(agent, nil)}
 	var requests atomic.Int32
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if requests.Add(1) == 1 {

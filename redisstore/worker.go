@@ -36,9 +36,10 @@ import (
 // one of the worker's own signals opens its local breaker, the worker opens
 // the fleet's circuit with that reason, so that every worker stops.
 //
-// A Worker is a [loopbreaker.Meter]: AddUsage, ObserveLimit and CountCall
-// report spend, limits and calls as they happen, each in one round trip,
-// and [Worker.Transport] installs the core's transport for a model SDK.
+// A Worker is a [transport.Meter]: AddUsage, ObserveLimit, LiftLimit and
+// CountCall report spend, limits and calls as they happen, each in one
+// round trip, so transport.New(w, nil) is a model SDK's transport that
+// reports to the fleet.
 type Worker struct {
 	cfg      Config // with defaults applied
 	id       string

@@ -29,6 +29,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/option"
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/transport"
 )
 
 func main() {
@@ -113,7 +114,7 @@ type agent struct {
 // server of its own.
 func newAgent(cb *loopbreaker.CircuitBreaker, tools Tools, model string, opts ...option.RequestOption) *agent {
 	opts = append([]option.RequestOption{
-		option.WithHTTPClient(&http.Client{Transport: cb.Transport(nil)}),
+		option.WithHTTPClient(&http.Client{Transport: transport.New(cb, nil)}),
 	}, opts...)
 	return &agent{client: anthropic.NewClient(opts...), cb: cb, tools: tools, model: model}
 }

@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/transport"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
@@ -114,7 +115,7 @@ type agent struct {
 // server of its own.
 func newAgent(cb *loopbreaker.CircuitBreaker, tools Tools, model string, opts ...option.RequestOption) *agent {
 	opts = append([]option.RequestOption{
-		option.WithHTTPClient(&http.Client{Transport: cb.Transport(nil)}),
+		option.WithHTTPClient(&http.Client{Transport: transport.New(cb, nil)}),
 	}, opts...)
 	return &agent{client: openai.NewClient(opts...), cb: cb, tools: tools, model: model}
 }

@@ -59,8 +59,8 @@ var benches = []bench{
 	{".", ".", "BenchmarkRefresh100Files", "taking stock of 100 unchanged protected files (their copies looked at, none written)", ""},
 	{".", ".", "BenchmarkRecordWithGuard100Files", "`Record` with a `Guard` of 100 files: the verification, the stock taking and the breaker's own work", ""},
 	{".", ".", "BenchmarkCheckCommand/rm-build", "checking `rm -rf node_modules dist && npm ci` against the protected files", ""},
-	{".", ".", "BenchmarkTransport/transport", "a 1 MiB Anthropic stream from a local server, read through the breaker's `http.RoundTripper`", ""},
-	{".", ".", "BenchmarkTransport/direct", "the same stream read without it", ""},
+	{".", "./transport", "BenchmarkTransport/transport", "a 1 MiB Anthropic stream from a local server, read through the breaker's `http.RoundTripper`", ""},
+	{".", "./transport", "BenchmarkTransport/direct", "the same stream read without it", ""},
 	{".", "./internal/looprun", "BenchmarkCapture", "looprun's output capture, per 32 KiB written", ""},
 }
 

@@ -1,7 +1,8 @@
-package loopbreaker
+package transport_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,43 +12,83 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loopbreaker/loopbreaker/internal/apiusage"
-	"github.com/loopbreaker/loopbreaker/internal/limits"
+	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/transport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// fakeReporter records what a transport reports.
-type fakeReporter struct {
+// start is when the tests' clocks start.
+var start = time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
+
+// fakeClock is a hand-driven clock for a breaker.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// newBreaker returns a breaker for cfg on a fresh fake clock.
+func newBreaker(t *testing.T, cfg loopbreaker.Config) (*loopbreaker.CircuitBreaker, *fakeClock) {
+	t.Helper()
+	clock := &fakeClock{now: start}
+	cfg.Now = clock.Now
+	cb, err := loopbreaker.New(cfg)
+	require.NoError(t, err)
+	return cb, clock
+}
+
+// meterLog is a Meter of a host's own: it writes down what it is told.
+type meterLog struct {
 	mu     sync.Mutex
-	clock  time.Time
 	calls  int
-	usage  []apiusage.Usage
-	limits []limits.Limit
+	usage  []loopbreaker.Usage
+	limits []loopbreaker.Limit
 	lifts  []string
 }
 
-func (f *fakeReporter) now() time.Time { return f.clock }
-func (f *fakeReporter) liftLimit(source string) {
-	f.mu.Lock()
-	f.lifts = append(f.lifts, source)
-	f.mu.Unlock()
+func (m *meterLog) Now() time.Time { return start }
+
+func (m *meterLog) CountCall() {
+	m.mu.Lock()
+	m.calls++
+	m.mu.Unlock()
 }
-func (f *fakeReporter) reportCall(time.Time) {
-	f.mu.Lock()
-	f.calls++
-	f.mu.Unlock()
+
+func (m *meterLog) AddUsage(u loopbreaker.Usage) {
+	m.mu.Lock()
+	m.usage = append(m.usage, u)
+	m.mu.Unlock()
 }
-func (f *fakeReporter) reportUsage(u apiusage.Usage) {
-	f.mu.Lock()
-	f.usage = append(f.usage, u)
-	f.mu.Unlock()
+
+func (m *meterLog) LiftLimit(source string) {
+	m.mu.Lock()
+	m.lifts = append(m.lifts, source)
+	m.mu.Unlock()
 }
-func (f *fakeReporter) reportLimit(l limits.Limit, _ string) {
-	f.mu.Lock()
-	f.limits = append(f.limits, l)
-	f.mu.Unlock()
+
+func (m *meterLog) ObserveLimit(l loopbreaker.Limit) {
+	m.mu.Lock()
+	m.limits = append(m.limits, l)
+	m.mu.Unlock()
 }
+
+// A breaker and a fleet's worker are Meters; so is a host's own.
+var (
+	_ transport.Meter = (*loopbreaker.CircuitBreaker)(nil)
+	_ transport.Meter = (*meterLog)(nil)
+)
 
 // Responses in the providers' wire formats.
 const (
@@ -95,34 +136,37 @@ func fetch(t *testing.T, client *http.Client, url string) {
 	require.NoError(t, resp.Body.Close())
 }
 
+// none stands for no limit in the table below.
+const none = loopbreaker.LimitKind(255)
+
 func TestTransportReadsUsageAndLimits(t *testing.T) {
-	now := time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
+	now := start
 	tests := []struct {
 		name   string
 		status int
 		header map[string]string
 		body   string
-		usage  []apiusage.Usage
-		limit  limits.Kind
+		usage  []loopbreaker.Usage
+		limit  loopbreaker.LimitKind
 		reset  time.Time
 	}{
-		{"an OpenAI chat completion", 200, map[string]string{"Content-Type": "application/json"}, openAIChatBody, []apiusage.Usage{{InputTokens: 82, OutputTokens: 17, Model: "gpt-4.1"}}, limits.None, time.Time{}},
-		{"an OpenAI stream with include_usage", 200, map[string]string{"Content-Type": "text/event-stream"}, openAIStreamBody, []apiusage.Usage{{InputTokens: 9, OutputTokens: 2}}, limits.None, time.Time{}},
-		{"an Anthropic message", 200, nil, anthropicBody, []apiusage.Usage{{InputTokens: 150, OutputTokens: 4, CacheReadTokens: 30, Model: "claude-sonnet-4-5"}}, limits.None, time.Time{}},
-		{"an Anthropic stream", 200, map[string]string{"Content-Type": "text/event-stream"}, anthropicStreamBody, []apiusage.Usage{{InputTokens: 50, OutputTokens: 12}}, limits.None, time.Time{}},
+		{"an OpenAI chat completion", 200, map[string]string{"Content-Type": "application/json"}, openAIChatBody, []loopbreaker.Usage{{InputTokens: 82, OutputTokens: 17, Model: "gpt-4.1"}}, none, time.Time{}},
+		{"an OpenAI stream with include_usage", 200, map[string]string{"Content-Type": "text/event-stream"}, openAIStreamBody, []loopbreaker.Usage{{InputTokens: 9, OutputTokens: 2}}, none, time.Time{}},
+		{"an Anthropic message", 200, nil, anthropicBody, []loopbreaker.Usage{{InputTokens: 150, OutputTokens: 4, CacheReadTokens: 30, Model: "claude-sonnet-4-5"}}, none, time.Time{}},
+		{"an Anthropic stream", 200, map[string]string{"Content-Type": "text/event-stream"}, anthropicStreamBody, []loopbreaker.Usage{{InputTokens: 50, OutputTokens: 12}}, none, time.Time{}},
 		{"OpenAI's 429 with Retry-After", 429, map[string]string{"Retry-After": "20"},
-			`{"error":{"message":"Rate limit reached for gpt-4.1","type":"requests","code":"rate_limit_exceeded"}}`, nil, limits.Wait, now.Add(20 * time.Second)},
+			`{"error":{"message":"Rate limit reached for gpt-4.1","type":"requests","code":"rate_limit_exceeded"}}`, nil, loopbreaker.LimitThrottle, now.Add(20 * time.Second)},
 		{"Anthropic's 529", 529, map[string]string{"Retry-After": "7"},
-			`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, nil, limits.Wait, now.Add(7 * time.Second)},
+			`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, nil, loopbreaker.LimitThrottle, now.Add(7 * time.Second)},
 		{"OpenAI's insufficient_quota is no wait", 429, nil,
-			`{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`, nil, limits.Stop, time.Time{}},
-		{"a 500 is an ordinary failure", 500, nil, `{"error":{"message":"server error"}}`, nil, limits.None, time.Time{}},
+			`{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`, nil, loopbreaker.LimitStop, time.Time{}},
+		{"a 500 is an ordinary failure", 500, nil, `{"error":{"message":"server error"}}`, nil, none, time.Time{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serve(t, tt.status, tt.header, tt.body)
-			rep := &fakeReporter{clock: now}
-			client := &http.Client{Transport: &transport{base: http.DefaultTransport, to: rep}}
+			rep := &meterLog{}
+			client := &http.Client{Transport: transport.New(rep, nil)}
 			resp, err := client.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{}`))
 			require.NoError(t, err)
 			got, err := io.ReadAll(resp.Body)
@@ -132,13 +176,14 @@ func TestTransportReadsUsageAndLimits(t *testing.T) {
 			assert.Equal(t, tt.status, resp.StatusCode)
 			assert.Equal(t, 1, rep.calls)
 			assert.Equal(t, tt.usage, rep.usage)
-			if tt.limit == limits.None {
+			if tt.limit == none {
 				assert.Empty(t, rep.limits)
 				return
 			}
 			require.Len(t, rep.limits, 1, "reported once, at the end of the body, not again at Close")
 			assert.Equal(t, tt.limit, rep.limits[0].Kind)
 			assert.Equal(t, tt.reset, rep.limits[0].Reset)
+			assert.Equal(t, strings.TrimPrefix(srv.URL, "http://"), rep.limits[0].Source, "the API's host")
 		})
 	}
 }
@@ -146,8 +191,8 @@ func TestTransportReadsUsageAndLimits(t *testing.T) {
 // A body the SDK closes before its end is reported with what was read.
 func TestTransportReportsABodyClosedEarly(t *testing.T) {
 	srv := serve(t, 200, nil, anthropicStreamBody)
-	rep := &fakeReporter{}
-	client := &http.Client{Transport: &transport{base: http.DefaultTransport, to: rep}}
+	rep := &meterLog{}
+	client := &http.Client{Transport: transport.New(rep, nil)}
 	resp, err := client.Get(srv.URL)
 	require.NoError(t, err)
 	first := make([]byte, strings.Index(anthropicStreamBody, "event: content_block_delta"))
@@ -155,7 +200,7 @@ func TestTransportReportsABodyClosedEarly(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, resp.Body.Close())
 	require.NoError(t, resp.Body.Close(), "closing twice is the base body's business")
-	assert.Equal(t, []apiusage.Usage{{InputTokens: 50, OutputTokens: 1}}, rep.usage)
+	assert.Equal(t, []loopbreaker.Usage{{InputTokens: 50, OutputTokens: 1}}, rep.usage)
 }
 
 // Every request counts, the SDK's retries included; an error before any
@@ -172,10 +217,8 @@ func TestTransportCountsRetriesAsCalls(t *testing.T) {
 		_, _ = io.WriteString(w, openAIChatBody)
 	}))
 	defer srv.Close()
-	clock := newFakeClock()
-	cb, err := New(Config{MaxCallsPerHour: 10, Now: clock.Now})
-	require.NoError(t, err)
-	client := &http.Client{Transport: cb.Transport(nil)}
+	cb, _ := newBreaker(t, loopbreaker.Config{MaxCallsPerHour: 10})
+	client := &http.Client{Transport: transport.New(cb, nil)}
 	for range 3 { // the SDK retrying
 		resp, err := client.Get(srv.URL)
 		require.NoError(t, err)
@@ -183,28 +226,18 @@ func TestTransportCountsRetriesAsCalls(t *testing.T) {
 		_ = resp.Body.Close()
 	}
 	assert.Equal(t, 3, cb.Stats().Budget.Used)
-	cb.Record(Iteration{}) // the step says nothing of its calls: counted already
+	cb.Record(loopbreaker.Iteration{}) // the step says nothing of its calls: counted already
 	assert.Equal(t, 3, cb.Stats().Budget.Used)
-	cb.Record(Iteration{Calls: 2}) // a step that says so counts
+	cb.Record(loopbreaker.Iteration{Calls: 2}) // a step that says so counts
 	assert.Equal(t, 5, cb.Stats().Budget.Used)
-}
-
-// A breaker without a transport counts an iteration that does not say as
-// one call, as before.
-func TestWithoutTransportAnIterationIsOneCall(t *testing.T) {
-	cb, _ := newTestBreaker(t, Config{MaxCallsPerHour: 10})
-	cb.Record(Iteration{})
-	cb.RecordSuccess()
-	cb.RecordFailure("x")
-	assert.Equal(t, 3, cb.Stats().Budget.Used)
 }
 
 // Read and Close from two goroutines (an SDK cancelling a stream) race
 // with nothing.
 func TestTransportBodyReadAndCloseConcurrently(t *testing.T) {
 	srv := serve(t, 200, nil, strings.Repeat(openAIStreamBody, 200))
-	rep := &fakeReporter{}
-	client := &http.Client{Transport: &transport{base: http.DefaultTransport, to: rep}}
+	rep := &meterLog{}
+	client := &http.Client{Transport: transport.New(rep, nil)}
 	resp, err := client.Get(srv.URL)
 	require.NoError(t, err)
 	done := make(chan struct{})
@@ -217,17 +250,17 @@ func TestTransportBodyReadAndCloseConcurrently(t *testing.T) {
 	assert.LessOrEqual(t, len(rep.usage), 1)
 }
 
-func ExampleCircuitBreaker_Transport() {
+func ExampleNew() {
 	// A model API that answers with its token usage (a test server here).
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"choices":[],"usage":{"prompt_tokens":82,"completion_tokens":17}}`)
 	}))
 	defer api.Close()
 
-	cb, _ := New(Config{MaxCallsPerHour: 100})
+	cb, _ := loopbreaker.New(loopbreaker.Config{MaxCallsPerHour: 100})
 	// With openai-go or anthropic-sdk-go:
-	//   client := openai.NewClient(option.WithHTTPClient(&http.Client{Transport: cb.Transport(nil)}))
-	httpClient := &http.Client{Transport: cb.Transport(nil)}
+	//   client := openai.NewClient(option.WithHTTPClient(&http.Client{Transport: transport.New(cb, nil)}))
+	httpClient := &http.Client{Transport: transport.New(cb, nil)}
 	resp, err := httpClient.Post(api.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		fmt.Println(err)
@@ -257,7 +290,7 @@ func BenchmarkTransport(b *testing.B) {
 		rt   http.RoundTripper
 	}{
 		{"direct", http.DefaultTransport},
-		{"transport", &transport{base: http.DefaultTransport, to: &fakeReporter{}}},
+		{"transport", transport.New(&meterLog{}, nil)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			client := &http.Client{Transport: bc.rt}
@@ -281,10 +314,8 @@ func BenchmarkTransport(b *testing.B) {
 // limit in force before the host records anything, so every Check waits
 // it out.
 func TestTransportFeedsTheSpendAndTheProviderLimit(t *testing.T) {
-	clock := newFakeClock()
-	cb, err := New(Config{MaxTokens: 1000, Now: clock.Now})
-	require.NoError(t, err)
-	client := &http.Client{Transport: cb.Transport(nil)}
+	cb, clock := newBreaker(t, loopbreaker.Config{MaxTokens: 1000})
+	client := &http.Client{Transport: transport.New(cb, nil)}
 
 	fetch(t, client, serve(t, http.StatusOK, map[string]string{"Content-Type": "text/event-stream"}, anthropicStreamBody).URL)
 	spend := cb.Stats().Spend
@@ -294,100 +325,12 @@ func TestTransportFeedsTheSpendAndTheProviderLimit(t *testing.T) {
 	fetch(t, client, serve(t, http.StatusTooManyRequests, map[string]string{"Retry-After": "20"}, `{"error":{"type":"rate_limit_error"}}`).URL)
 	d := cb.Check()
 	require.False(t, d.Allow, "the limit is in force before any Record")
-	assert.Equal(t, ReasonProviderLimit, d.Reason.Kind)
+	assert.Equal(t, loopbreaker.ReasonProviderLimit, d.Reason.Kind)
 	assert.Equal(t, 20*time.Second, d.RetryAfter)
-	assert.ErrorIs(t, d.Err(), ErrProviderLimit)
+	assert.ErrorIs(t, d.Err(), loopbreaker.ErrProviderLimit)
 
 	clock.Advance(20 * time.Second)
 	assert.True(t, cb.Check().Allow, "and lifts at the reset")
-}
-
-// meterLog is a Meter of a host's own: it writes down what it is told.
-type meterLog struct {
-	mu     sync.Mutex
-	calls  int
-	usage  []Usage
-	limits []Limit
-	lifts  []string
-}
-
-func (m *meterLog) CountCall() {
-	m.mu.Lock()
-	m.calls++
-	m.mu.Unlock()
-}
-
-func (m *meterLog) AddUsage(u Usage) {
-	m.mu.Lock()
-	m.usage = append(m.usage, u)
-	m.mu.Unlock()
-}
-
-func (m *meterLog) LiftLimit(source string) {
-	m.mu.Lock()
-	m.lifts = append(m.lifts, source)
-	m.mu.Unlock()
-}
-
-func (m *meterLog) ObserveLimit(l Limit) {
-	m.mu.Lock()
-	m.limits = append(m.limits, l)
-	m.mu.Unlock()
-}
-
-// A transport on a Meter of any kind tells it each request, the usage a
-// response carried and the limit a response was, the limit's reset on
-// the clock NewTransport was given.
-func TestNewTransportReportsToAnyMeter(t *testing.T) {
-	clock := newFakeClock()
-	meter := &meterLog{}
-	client := &http.Client{Transport: NewTransport(nil, meter, clock.Now)}
-	fetch(t, client, serve(t, http.StatusOK, nil, anthropicBody).URL)
-	fetch(t, client, serve(t, http.StatusTooManyRequests, map[string]string{"Retry-After": "20"}, `{"error":{"type":"rate_limit_error"}}`).URL)
-
-	assert.Equal(t, 2, meter.calls)
-	assert.Equal(t, []Usage{{InputTokens: 150, OutputTokens: 4, CacheReadTokens: 30, Model: "claude-sonnet-4-5"}}, meter.usage)
-	require.Len(t, meter.limits, 1)
-	assert.Equal(t, LimitThrottle, meter.limits[0].Kind)
-	assert.Equal(t, clock.Now().Add(20*time.Second), meter.limits[0].Reset)
-}
-
-// A breaker is a Meter: a transport made for it with NewTransport, on a
-// clock of the host's, counts each request once, and Record counts only
-// the calls an iteration states, as with cb.Transport.
-func TestNewTransportOnABreakerCountsEachCallOnce(t *testing.T) {
-	cb, clock := newTestBreaker(t, Config{MaxCallsPerHour: 10})
-	client := &http.Client{Transport: NewTransport(nil, cb, clock.Now)}
-	srv := serve(t, http.StatusOK, nil, openAIChatBody)
-	for range 2 {
-		resp, err := client.Get(srv.URL)
-		require.NoError(t, err)
-		_, _ = io.Copy(io.Discard, resp.Body)
-		require.NoError(t, resp.Body.Close())
-	}
-	cb.Record(Iteration{})
-	s := cb.Stats()
-	assert.Equal(t, 2, s.Budget.Used, "the two requests, and none for the iteration")
-	assert.Equal(t, 2*99, s.Spend.Total.Tokens())
-}
-
-// A host that counts its calls itself as they happen (a gRPC SDK, a CLI
-// agent's log) calls CountCall; from then on an iteration counts only the
-// calls it states.
-func TestCountCallCountsAsItHappensAndRecordCountsNoneAgain(t *testing.T) {
-	cb, clock := newTestBreaker(t, Config{MaxCallsPerHour: 3})
-	cb.CountCall()
-	cb.CountCall()
-	cb.Record(Iteration{})
-	assert.Equal(t, Budget{Limit: 3, Used: 2}, cb.Stats().Budget)
-	cb.CountCall()
-	d := cb.Check()
-	assert.False(t, d.Allow, "the third call spent the budget")
-	assert.Equal(t, ReasonCallBudget, d.Reason.Kind)
-	clock.Advance(CallBudgetWindow)
-	assert.True(t, cb.Check().Allow, "the calls left the rolling hour")
-
-	var _ Meter = cb // a breaker is a Meter
 }
 
 // A model SDK retries a 529 under the transport, and the retry succeeds:
@@ -409,12 +352,12 @@ func TestALimitIsLiftedWhenTheRetryUnderTheTransportSucceeds(t *testing.T) {
 		_, _ = io.WriteString(w, anthropicBody)
 	}))
 	t.Cleanup(srv.Close)
-	b, _ := newTestBreaker(t, Config{})
-	client := &http.Client{Transport: b.Transport(nil)}
+	b, _ := newBreaker(t, loopbreaker.Config{})
+	client := &http.Client{Transport: transport.New(b, nil)}
 
 	fetch(t, client, srv.URL)
 	d := b.Check()
-	require.ErrorIs(t, d.Err(), ErrProviderLimit, "the 529 is in force as it happens")
+	require.ErrorIs(t, d.Err(), loopbreaker.ErrProviderLimit, "the 529 is in force as it happens")
 	assert.Equal(t, 5*time.Minute, d.RetryAfter)
 
 	fetch(t, client, srv.URL) // the SDK's retry
@@ -422,9 +365,9 @@ func TestALimitIsLiftedWhenTheRetryUnderTheTransportSucceeds(t *testing.T) {
 	assert.True(t, d.Allow, "%v", d.Reason)
 	h := b.Stats().History
 	require.Len(t, h, 2)
-	assert.Equal(t, CauseProviderLimit, h[0].Cause)
-	assert.Equal(t, CauseLimitLifted, h[1].Cause)
-	assert.Equal(t, ReasonProviderLimit, h[1].Reason.Kind, "the lifted limit's reason")
+	assert.Equal(t, loopbreaker.CauseProviderLimit, h[0].Cause)
+	assert.Equal(t, loopbreaker.CauseLimitLifted, h[1].Cause)
+	assert.Equal(t, loopbreaker.ReasonProviderLimit, h[1].Reason.Kind, "the lifted limit's reason")
 	assert.Contains(t, h[1].String(), "limit_lifted: Provider limit: HTTP 529")
 }
 
@@ -444,8 +387,8 @@ func TestASuccessSentBeforeTheLimitLiftsNothing(t *testing.T) {
 		_, _ = io.WriteString(w, `{"type":"error","error":{"type":"rate_limit_error","message":"Rate limited"}}`)
 	}))
 	t.Cleanup(srv.Close)
-	b, _ := newTestBreaker(t, Config{})
-	client := &http.Client{Transport: b.Transport(nil)}
+	b, _ := newBreaker(t, loopbreaker.Config{})
+	client := &http.Client{Transport: transport.New(b, nil)}
 
 	slow := make(chan struct{})
 	go func() {
@@ -458,58 +401,34 @@ func TestASuccessSentBeforeTheLimitLiftsNothing(t *testing.T) {
 	<-slow
 
 	d := b.Check()
-	require.ErrorIs(t, d.Err(), ErrProviderLimit)
+	require.ErrorIs(t, d.Err(), loopbreaker.ErrProviderLimit)
 	assert.Equal(t, 20*time.Second, d.RetryAfter)
 }
 
-// LiftLimit lifts only a wait or throttle of the source named: not one of
-// another source, not one an iteration's error put in force (it names no
-// source), not a stop.
-func TestLiftLimitLiftsOnlyTheSourcesWait(t *testing.T) {
-	tests := []struct {
-		name   string
-		limit  func(b *CircuitBreaker)
-		source string
-		lifted bool
-	}{
-		{"the source's throttle", func(b *CircuitBreaker) {
-			b.ObserveLimit(Limit{Kind: LimitThrottle, Source: "api.anthropic.com"})
-		}, "api.anthropic.com", true},
-		{"the source's usage limit", func(b *CircuitBreaker) {
-			b.ObserveLimit(Limit{Kind: LimitWait, Source: "api.openai.com"})
-		}, "api.openai.com", true},
-		{"another source's", func(b *CircuitBreaker) {
-			b.ObserveLimit(Limit{Kind: LimitThrottle, Source: "api.openai.com"})
-		}, "api.anthropic.com", false},
-		{"an iteration's", func(b *CircuitBreaker) {
-			b.Record(Iteration{Err: &LimitError{Limit: Limit{Kind: LimitThrottle}}})
-		}, "api.anthropic.com", false},
-		{"a stop", func(b *CircuitBreaker) {
-			b.ObserveLimit(Limit{Kind: LimitStop, Source: "api.openai.com"})
-		}, "api.openai.com", false},
-		{"no source named", func(b *CircuitBreaker) {
-			b.ObserveLimit(Limit{Kind: LimitThrottle})
-		}, "", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			b, _ := newTestBreaker(t, Config{})
-			tt.limit(b)
-			require.False(t, b.Check().Allow)
-			b.LiftLimit(tt.source)
-			assert.Equal(t, tt.lifted, b.Check().Allow)
-		})
-	}
-}
+// A dollar cap trips on the usage a transport reads, priced: each
+// response of claude-sonnet-4-5 costs (1000×3 + 500×15)/1e6 = $0.0105,
+// and a $0.02 cap is spent by the second. The host's table wins over the
+// built-in one.
+func TestADollarCapTripsOnTheUsageTheTransportReads(t *testing.T) {
+	body := `{"type":"message","model":"claude-sonnet-4-5-20250929","content":[{"type":"text","text":"ok"}],` +
+		`"usage":{"input_tokens":1000,"output_tokens":500}}`
+	srv := serve(t, http.StatusOK, nil, body)
+	b, _ := newBreaker(t, loopbreaker.Config{MaxCostUSD: 0.02})
+	client := &http.Client{Transport: transport.New(b, nil)}
+	fetch(t, client, srv.URL)
+	d := b.Check()
+	require.True(t, d.Allow)
+	assert.InDelta(t, 0.0105, b.Stats().Spend.Total.CostUSD, 1e-12)
+	fetch(t, client, srv.URL)
+	d = b.Check()
+	require.ErrorIs(t, d.Err(), loopbreaker.ErrSpendCap)
+	assert.Equal(t, "Spend cap reached: $0.021 over the loop's life (cap: $0.02)", d.Reason.String())
+	_, err := b.Wait(context.Background())
+	require.ErrorIs(t, err, loopbreaker.ErrSpendCap, "no waiting ends a cap of the loop's life")
 
-// A limit's source survives a restart: the retry that succeeds after it
-// still lifts it.
-func TestALimitsSourceSurvivesARestart(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{})
-	b.ObserveLimit(Limit{Kind: LimitThrottle, Source: "api.anthropic.com"})
-	restored, _ := newTestBreaker(t, Config{})
-	require.NoError(t, restored.Restore(roundTrip(t, b.Snapshot())))
-	require.False(t, restored.Check().Allow)
-	restored.LiftLimit("api.anthropic.com")
-	assert.True(t, restored.Check().Allow)
+	own := loopbreaker.DefaultPrices()
+	own["claude-sonnet-4-5"] = loopbreaker.Price{Input: 1, Output: 1}
+	b, _ = newBreaker(t, loopbreaker.Config{MaxCostUSD: 0.02, Prices: own})
+	b.AddUsage(loopbreaker.Usage{InputTokens: 1000, OutputTokens: 500, Model: "claude-sonnet-4-5-20250929"})
+	assert.InDelta(t, 0.0015, b.Stats().Spend.Total.CostUSD, 1e-12)
 }

@@ -1,0 +1,226 @@
+// Package transport is the http.RoundTripper that puts a model SDK's calls
+// under a loopbreaker breaker as they happen: each request counts into the
+// call budget, the token usage each response reports goes to the spend,
+// priced, and a response that is a provider limit puts the limit in force
+// before the SDK even returns.
+//
+//	cb, _ := loopbreaker.New(cfg)
+//	httpClient := &http.Client{Transport: transport.New(cb, nil)}
+//	client := openai.NewClient(option.WithHTTPClient(httpClient))      // openai-go
+//	claude := anthropic.NewClient(option.WithHTTPClient(httpClient))   // anthropic-sdk-go
+//
+// It reads OpenAI's chat completions and responses, Anthropic's messages
+// and Gemini's generateContent, each streamed or not, as the SDK reads
+// them: it never buffers a body and never changes what the SDK sees.
+package transport
+
+import (
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/internal/apiusage"
+	"github.com/loopbreaker/loopbreaker/internal/limits"
+)
+
+// Meter is what a transport reports to: a *loopbreaker.CircuitBreaker, or a
+// worker of a fleet that shares one breaker on Redis (the module
+// github.com/loopbreaker/loopbreaker/redisstore). Implementations are safe
+// for concurrent use: an SDK may send several requests at once.
+type Meter interface {
+	// Now is the meter's clock, which dates a reset given as a delay
+	// (Retry-After: 20).
+	Now() time.Time
+	// CountCall counts one call, sent now, into the call budget.
+	CountCall()
+	// AddUsage adds what a call spent: its tokens and the model that
+	// answered, for the meter to price.
+	AddUsage(u loopbreaker.Usage)
+	// ObserveLimit puts a provider limit in force.
+	ObserveLimit(l loopbreaker.Limit)
+	// LiftLimit lifts the wait or throttle that source put in force: the
+	// provider answered a request sent after it.
+	LiftLimit(source string)
+}
+
+// New returns an http.RoundTripper that sends requests with base (nil:
+// http.DefaultTransport) and reports them to m. Install it with the SDK's
+// option for an HTTP client (openai-go and anthropic-sdk-go:
+// option.WithHTTPClient(&http.Client{Transport: transport.New(cb, nil)})).
+//
+// For every request it sends, retries the SDK makes included, it counts
+// one call (m.CountCall); a breaker then counts an iteration's calls only
+// when [loopbreaker.Iteration.Calls] says how many, so none is counted
+// twice. As the SDK reads a response body, it reads the token usage and
+// the model that OpenAI (chat completions, responses), Anthropic
+// (messages) and Gemini (generateContent) put in it, streamed or not, and
+// reports it (m.AddUsage) when the body ends or is closed: the meter
+// prices it with its [loopbreaker.Config.Prices], so that a dollar cap
+// holds.
+//
+// A response that is a provider limit (a 429 with Retry-After or the
+// rate-limit headers, Anthropic's 529, a body such as OpenAI's
+// insufficient_quota) is reported (m.ObserveLimit) when its body ends or is
+// closed, with the API's host as its [loopbreaker.Limit.Source]. The SDK
+// retries such a response itself, under the transport: when a later
+// request to the same host, sent after the limit was reported, succeeds,
+// the SDK has recovered, and the transport lifts the limit (m.LiftLimit).
+// A limit the SDK gave up on (its retries spent, its error returned to the
+// host) stays in force until its reset.
+//
+// It keeps no body: at most one usage object (4 KiB) of a successful
+// response, and the first 64 KiB of an error response's body. It never
+// refuses a request either: the host asks the breaker before each step, as
+// ever.
+func New(m Meter, base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &transport{base: base, m: m}
+}
+
+// transport is the RoundTripper New returns.
+type transport struct {
+	base http.RoundTripper
+	m    Meter
+
+	mu     sync.Mutex
+	limits map[string]uint64 // by host: the limits reported, numbered
+}
+
+// RoundTrip counts the call, sends the request with the base transport,
+// and watches the response's body. A success from a host whose limit this
+// transport reported before the request was sent lifts the limit.
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	host := req.URL.Host
+	before := t.limitsOf(host)
+	t.m.CountCall()
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp == nil {
+		return resp, err
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 && before > 0 && t.limitsOf(host) == before {
+		t.m.LiftLimit(host)
+	}
+	if resp.Body == nil || resp.StatusCode == http.StatusSwitchingProtocols {
+		return resp, nil
+	}
+	resp.Body = &watchedBody{body: resp.Body, status: resp.StatusCode, header: resp.Header, host: host, t: t}
+	return resp, nil
+}
+
+// limitsOf returns how many limits the transport reported of host.
+func (t *transport) limitsOf(host string) uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.limits[host]
+}
+
+// reportLimit reports l, which host's response was.
+func (t *transport) reportLimit(l limits.Limit, host string) {
+	lim, ok := publicLimit(l)
+	if !ok {
+		return
+	}
+	lim.Source = host
+	t.mu.Lock()
+	if t.limits == nil {
+		t.limits = make(map[string]uint64)
+	}
+	t.limits[host]++
+	t.mu.Unlock()
+	t.m.ObserveLimit(lim)
+}
+
+// publicLimit returns a limit internal/limits read as the breaker takes
+// it; false for none.
+func publicLimit(l limits.Limit) (loopbreaker.Limit, bool) {
+	switch l.Kind {
+	case limits.Wait:
+		kind := loopbreaker.LimitWait
+		if l.Throttle {
+			kind = loopbreaker.LimitThrottle
+		}
+		return loopbreaker.Limit{Kind: kind, Reset: l.Reset, Why: l.Why}, true
+	case limits.Stop:
+		return loopbreaker.Limit{Kind: loopbreaker.LimitStop, Why: l.Why}, true
+	}
+	return loopbreaker.Limit{}, false
+}
+
+// watchedBody passes a response body through and reads what it reports.
+type watchedBody struct {
+	body   io.ReadCloser
+	status int
+	header http.Header
+	host   string
+	t      *transport
+
+	mu       sync.Mutex
+	usage    apiusage.Scanner // of a successful response
+	errBody  []byte           // the first limits.MaxScan bytes of an error response
+	finished bool
+}
+
+// Read reads from the body and watches what it read.
+func (w *watchedBody) Read(p []byte) (int, error) {
+	n, err := w.body.Read(p)
+	if n > 0 || err != nil {
+		w.mu.Lock()
+		if n > 0 && !w.finished {
+			w.watch(p[:n])
+		}
+		w.mu.Unlock()
+	}
+	if err == io.EOF {
+		w.finish()
+	}
+	return n, err
+}
+
+// watch reads the bytes the SDK read. Called with w.mu held.
+func (w *watchedBody) watch(p []byte) {
+	if w.status >= http.StatusBadRequest {
+		if room := limits.MaxScan - len(w.errBody); room > 0 {
+			w.errBody = append(w.errBody, p[:min(room, len(p))]...)
+		}
+		return
+	}
+	_, _ = w.usage.Write(p)
+}
+
+// Close reports what was read, then closes the body.
+func (w *watchedBody) Close() error {
+	w.finish()
+	return w.body.Close()
+}
+
+// finish reports the response's usage, or the limit it is, once: when the
+// body ends or is closed, whichever comes first.
+func (w *watchedBody) finish() {
+	w.mu.Lock()
+	if w.finished {
+		w.mu.Unlock()
+		return
+	}
+	w.finished = true
+	u, found := w.usage.Usage()
+	errBody := w.errBody
+	w.errBody = nil
+	w.mu.Unlock()
+
+	if w.status >= http.StatusBadRequest {
+		if l := limits.FromHTTP(w.status, w.header, errBody, w.t.m.Now()); l.Kind != limits.None {
+			w.t.reportLimit(l, w.host)
+		}
+		return
+	}
+	if found {
+		w.t.m.AddUsage(loopbreaker.Usage{
+			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Model: u.Model,
+			CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
+		})
+	}
+}
