@@ -162,10 +162,13 @@ type Iteration struct {
 	// iteration per tool call, in order.
 	Action *Action
 	// Observation is the step's result: what the tool returned (for a
-	// message-only turn, the reply it got, if any). It is fingerprinted
-	// like an error, so times, ids and paths that vary do not make two
-	// identical results look different. When it is empty and the step
-	// failed, Err's text stands in for it.
+	// message-only turn, the reply it got, if any). It is normalized like
+	// an error, so times, ids and paths that vary do not make two
+	// identical results look different, but compared whole, not by the
+	// first 500 runes a fingerprint reads: an output polled while it grows
+	// is a new result each time. Of an observation above 1 MiB the first
+	// and the last 512 KiB and its length count. When it is empty and the
+	// step failed, Err's text stands in for it.
 	Observation string
 	// Condensed says the agent's context was condensed, or overflowed,
 	// instead of a step being taken (OpenHands' condensation events). It

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/loopbreaker/loopbreaker/internal/errtext"
 )
 
 // Action is what one step of a tool-calling agent did: a tool call, or a
@@ -163,14 +165,17 @@ func newStepFacts(it *Iteration, failed bool, errText string) stepFacts {
 	if observation == "" && failed {
 		observation = errText
 	}
-	s.result = fingerprint32(observation)
+	// The whole observation counts, not the 500 runes an error's
+	// fingerprint reads: a log polled while it grows is a new result each
+	// time.
+	s.result = errtext.Digest(observation)
 	return stepFacts{step: s, text: actionText(a)}
 }
 
 // stepRecord is one step in the alternating-actions window.
 type stepRecord struct {
 	action  uint32 // fingerprint of the tool and its arguments, or of the message
-	result  uint32 // fingerprint of the observation
+	result  uint32 // digest of the whole observation (errtext.Digest)
 	message bool   // a message-only turn
 	failed  bool   // the step failed
 }

@@ -170,3 +170,49 @@ func TestStepRulesAloneStopNoHealthyRecordedRun(t *testing.T) {
 	assert.Zero(t, tally.healthyStopped, tally.healthyStops)
 	assert.Equal(t, 15, tally.stuckCaught)
 }
+
+// A command polled while its output grows (a build log tailed as it is
+// written) is no repeated step: each poll shows more. Planted in every
+// recorded run, six polls of a log whose first lines (well past the 500
+// runes a fingerprint reads) stay the same, each showing one more line,
+// stop no run within the polls; six polls that show the same log, with only
+// its times changing, stop every run at the fourth, as OpenHands' first kind
+// of stuck.
+func TestAGrowingPollIsNoRepeatedStep(t *testing.T) {
+	runs := loadTrajectories(t)
+	require.NotEmpty(t, runs)
+	preset := toolStepsPreset(t)
+	header := strings.Repeat("building module core: resolving dependencies, compiling sources, linking objects\n", 8)
+	poll := func(lines int, clock string) trajectoryStep {
+		var log strings.Builder
+		log.WriteString(header)
+		for i := 1; i <= lines; i++ {
+			fmt.Fprintf(&log, "%s [%d/40] compiled pkg/part%02d.go\n", clock, i, i)
+		}
+		return trajectoryStep{Kind: "action", Tool: "bash", Args: `{"command":"tail -n 400 build.log"}`, Observation: log.String()}
+	}
+	plant := func(tr trajectory, polls []trajectoryStep) trajectory {
+		tr.Steps = append(append([]trajectoryStep(nil), polls...), tr.Steps...)
+		return tr
+	}
+	var growing, repeated []trajectoryStep
+	for i := 0; i < 6; i++ {
+		growing = append(growing, poll(i+1, "10:00:0"+fmt.Sprint(i)))
+		repeated = append(repeated, poll(3, "10:00:0"+fmt.Sprint(i)))
+	}
+	require.Equal(t, Fingerprint(growing[0].Observation), Fingerprint(growing[5].Observation), "the polls share their first 500 runes")
+
+	stoppedInGrowing, stoppedInRepeated := 0, 0
+	for _, tr := range runs {
+		if stop := replaySteps(t, preset, plant(tr, growing), nil); stop.at >= 0 && stop.at <= len(growing) {
+			stoppedInGrowing++
+		}
+		stop := replaySteps(t, preset, plant(tr, repeated), nil)
+		if stop.at == 4 && stop.reason.Kind == ReasonRepeatedActionObservation {
+			stoppedInRepeated++
+		}
+	}
+	t.Logf("%d recorded runs: a growing poll stopped %d, a repeated one %d", len(runs), stoppedInGrowing, stoppedInRepeated)
+	assert.Zero(t, stoppedInGrowing)
+	assert.Equal(t, len(runs), stoppedInRepeated)
+}

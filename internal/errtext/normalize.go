@@ -29,16 +29,16 @@ const maxNormalizedBytes = MaxNormalizedRunes * utf8.UTFMax
 // line) and frames.go (whole lines).
 func Normalize(msg string) string {
 	var buf [maxNormalizedBytes]byte
-	n := normalizer{buf: buf[:]}
-	return string(n.run(msg))
+	n := normalizer{buf: buf[:], limit: MaxNormalizedRunes}
+	return string(n.run(readLimit(msg)))
 }
 
 // Fingerprint returns the first four bytes of the MD5 of Normalize(msg),
 // big-endian. It allocates nothing.
 func Fingerprint(msg string) uint32 {
 	var buf [maxNormalizedBytes]byte
-	n := normalizer{buf: buf[:]}
-	sum := md5.Sum(n.run(msg))
+	n := normalizer{buf: buf[:], limit: MaxNormalizedRunes}
+	sum := md5.Sum(n.run(readLimit(msg)))
 	return binary.BigEndian.Uint32(sum[:4])
 }
 
@@ -57,6 +57,11 @@ type normalizer struct {
 	buf   []byte // the result is buf[:size]: a buffer of the caller's,
 	size  int    // so that normalizing allocates nothing
 	runes int    // runes in the result
+	limit int    // the cap on runes: MaxNormalizedRunes, or for a digest math.MaxInt32 (none)
+
+	// digest, for Digest, hashes the result as it is written, so that the
+	// result of a text of any length fits buf (digest.go); nil otherwise.
+	digest *digester
 
 	// atLineStart: pos is at the first byte of a line, after its
 	// indentation, and the line rules have not looked at it yet.
@@ -73,7 +78,7 @@ type normalizer struct {
 
 // run normalizes msg and returns the result, which is in n.buf.
 func (n *normalizer) run(msg string) []byte {
-	n.src = readLimit(msg)
+	n.src = msg
 	n.pos = skipSpaceAndEscapes(n.src, 0)
 	n.start = n.pos
 	n.atLineStart = true
@@ -110,6 +115,9 @@ func (n *normalizer) run(msg string) []byte {
 		if !n.full() || !n.goCallAtCap() {
 			break
 		}
+	}
+	if n.digest != nil {
+		return n.buf[:n.size] // the digester trims what is left, and only at the ends
 	}
 	// A rule that drops the start of the text (an absolute path keeps only
 	// its last element: "/app/\u00a0boom") can leave white space there.
@@ -216,10 +224,20 @@ func (n *normalizer) lineToStack(end int) {
 }
 
 // full reports whether the result has reached the cap.
-func (n *normalizer) full() bool { return n.runes >= MaxNormalizedRunes }
+func (n *normalizer) full() bool { return n.runes >= n.limit }
+
+// room makes room for k more bytes of the result: for a digest, whose
+// buffer is hashed and emptied as it fills (spill). A capped result always
+// has room.
+func (n *normalizer) room(k int) {
+	if n.digest != nil && len(n.buf)-n.size < k {
+		n.spill()
+	}
+}
 
 // emit writes one ASCII byte.
 func (n *normalizer) emit(c byte) {
+	n.room(1)
 	n.buf[n.size] = c
 	n.size++
 	n.runes++
@@ -227,6 +245,7 @@ func (n *normalizer) emit(c byte) {
 
 // emitRune writes one rune.
 func (n *normalizer) emitRune(r rune) {
+	n.room(utf8.UTFMax)
 	n.size += utf8.EncodeRune(n.buf[n.size:], r)
 	n.runes++
 }

@@ -15,7 +15,8 @@ import (
 // word or not before a t.
 func (n *normalizer) text() {
 	s, start := n.src, n.pos
-	run := s[start:min(len(s), start+MaxNormalizedRunes-n.runes)]
+	n.room(textChunk)
+	run := s[start:min(len(s), start+n.limit-n.runes, start+len(n.buf)-n.size)]
 	out := n.buf[n.size:][:len(run)]
 	k := 0
 	for ; k < len(run); k++ {
@@ -35,6 +36,10 @@ func (n *normalizer) text() {
 	n.runes += k
 	n.pos += k
 }
+
+// textChunk is the room the text rule asks for at once, for a digest: it
+// copies at most that much before it asks again.
+const textChunk = 4 << 10
 
 // mayStartAt reports whether the a at s[i] may start an inline stack frame
 // (see the at rule): it is before a t, and not after a word byte that the
