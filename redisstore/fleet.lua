@@ -55,8 +55,24 @@ local h, dirty = {}, {}
 local raw = redis.call('HGETALL', S)
 for i = 1, #raw, 2 do h[raw[i]] = raw[i + 1] end
 local function str(k) return h[k] or '' end
-local function num(k) return tonumber(h[k] or '0') or 0 end
+-- num reads a number of the state; a field that holds something else (a
+-- key edited by hand, another program's data) is an error, never a zero.
+local function num(k)
+	local v = h[k]
+	if v == nil or v == '' then return 0 end
+	local n = tonumber(v)
+	if n == nil or n ~= n or n == math.huge or n == -math.huge then
+		error('loopbreaker: the field ' .. k .. ' of ' .. S .. ' is not a number: ' .. string.sub(v, 1, 40))
+	end
+	return n
+end
 local function set(k, v) h[k] = fmt(v); dirty[k] = true end
+do
+	local st = num('st')
+	if st ~= 0 and st ~= 1 and st ~= 2 then
+		error('loopbreaker: the field st of ' .. S .. ' is no state: ' .. str('st'))
+	end
+end
 
 local function cooldownFor(n)
 	local list = {}

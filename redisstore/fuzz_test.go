@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -12,7 +13,7 @@ import (
 // FuzzReplyTexts feeds any text to what reads the script's texts and cuts
 // error samples and limit messages: nothing panics, a reason always reads
 // as one, a sample is valid UTF-8 of at most ErrorSampleRunes runes, a cost
-// is a number not below zero, and a limit's message is one line of at most
+// is a number not below zero or an error, and a limit's message is one line of at most
 // 200 bytes (and "...").
 func FuzzReplyTexts(f *testing.F) {
 	f.Add(`{"kind":"same_error","count":5,"threshold":5,"fingerprint":"0badf00d","sample":"boom"}`)
@@ -33,8 +34,13 @@ func FuzzReplyTexts(f *testing.F) {
 		if !utf8.ValidString(s) || utf8.RuneCountInString(s) > loopbreaker.ErrorSampleRunes {
 			t.Fatalf("sample of %q: %q", text, s)
 		}
-		if c := toFloat(text); c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
+		p := replyReader{v: []any{text}}
+		c := p.cost(0, "cost")
+		if c < 0 || math.IsNaN(c) || math.IsInf(c, 0) {
 			t.Fatalf("cost %q read as %v", text, c)
+		}
+		if f, err := strconv.ParseFloat(text, 64); p.err == nil && (err != nil || f != c) {
+			t.Fatalf("cost %q read as %v, without an error", text, c)
 		}
 		if line := firstLine(text); len(line) > 203 || strings.Contains(line, "\n") ||
 			utf8.ValidString(text) && !utf8.ValidString(line) {

@@ -5,8 +5,11 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
@@ -82,80 +85,211 @@ func (w *Worker) call(op string, args ...any) (reply, error) {
 	all = append(all, args...)
 	v, err := fleetScript.Run(ctx, w.cfg.Client, w.keys, all...).Slice()
 	if err != nil {
+		if w.addr != "" {
+			err = fmt.Errorf("redis at %s: %w", w.addr, err)
+		}
 		return reply{}, err
 	}
 	return parseReply(op, v)
 }
 
-// parseReply reads the script's answer to op.
+// addressOf returns where client reaches Redis, for messages: its address
+// (host:port, or a unix socket's path), never its user or password; ""
+// for a client of another kind.
+func addressOf(client redis.Scripter) string {
+	switch c := client.(type) {
+	case *redis.Client:
+		o := c.Options()
+		if o.Network == "unix" {
+			return "unix://" + o.Addr
+		}
+		return o.Addr
+	case *redis.ClusterClient:
+		return strings.Join(c.Options().Addrs, ",")
+	case *redis.Ring:
+		return strings.Join(slices.Sorted(maps.Values(c.Options().Addrs)), ",")
+	}
+	return ""
+}
+
+// parseReply reads the script's answer to op. A value that cannot be what
+// the script writes there (a state that is none, a count that is no
+// number, a spend below zero: a key edited by hand, another program's
+// data under the fleet's name) is an error, so that the worker treats the
+// state as out of reach rather than read a zero into it.
 func parseReply(op string, v []any) (reply, error) {
 	const base = 24
 	if len(v) < base {
 		return reply{}, fmt.Errorf("redisstore: the script answered %d values, not %d", len(v), base)
 	}
+	p := replyReader{v: v}
 	var r reply
-	r.state = loopbreaker.State(toInt(v[0]))
-	r.rawReason = toString(v[1])
-	r.reason = parseReason(r.rawReason)
-	r.held = toString(v[2]) == "1"
-	if before := toString(v[3]); before != "" {
-		last := parseReason(before)
+	r.state = loopbreaker.State(p.within(0, "state", int(loopbreaker.Closed), int(loopbreaker.HalfOpen)))
+	r.rawReason = p.str(1)
+	r.reason = p.reason(1, "reason")
+	r.held = p.flag(2, "held")
+	if r.state != loopbreaker.Closed && r.reason.Kind == loopbreaker.ReasonNone {
+		p.fail(1, "reason", fmt.Sprintf("empty for a %s circuit", r.state))
+	}
+	if before := p.reason(3, "reason before"); before.Kind != loopbreaker.ReasonNone {
 		switch r.reason.Kind {
 		case loopbreaker.ReasonAborted:
-			r.reason.Message = last.String()
+			r.reason.Message = before.String()
 		case loopbreaker.ReasonGaveUp:
-			r.reason.Message, r.reason.Last = last.String(), last.Kind
+			r.reason.Message, r.reason.Last = before.String(), before.Kind
 		}
 	}
-	r.allow = toInt(v[4]) == 1
-	r.probe = toInt(v[5]) == 1
-	r.token = toString(v[6])
-	r.retry = time.Duration(toInt(v[7])) * time.Millisecond
-	r.used = toInt(v[8])
-	r.why = toString(v[9])
+	r.allow = p.within(4, "allow", 0, 1) == 1
+	r.probe = p.within(5, "probe", 0, 1) == 1
+	r.token = p.str(6)
+	r.retry = time.Duration(p.count(7, "retry")) * time.Millisecond
+	r.used = p.count(8, "calls used")
+	r.why = p.oneOf(9, "refusal", "", "limit", "spend", "budget")
 	r.budget = r.why == "budget"
-	r.gen = int64(toInt(v[10]))
-	r.opens = toInt(v[11])
-	r.failures = toInt(v[12])
-	r.now = time.UnixMilli(int64(toInt(v[13])))
-	if r.limit = parseReason(toString(v[14])); r.limit.Kind != loopbreaker.ReasonNone {
-		if ms := toInt(v[15]); ms > 0 && r.limit.Kind == loopbreaker.ReasonProviderLimit {
+	r.gen = int64(p.count(10, "generation"))
+	r.opens = p.count(11, "opens")
+	r.failures = p.count(12, "failures in a row")
+	r.now = time.UnixMilli(int64(p.count(13, "time")))
+	if r.limit = p.reason(14, "provider limit"); r.limit.Kind != loopbreaker.ReasonNone {
+		if ms := p.count(15, "limit until"); ms > 0 && r.limit.Kind == loopbreaker.ReasonProviderLimit {
 			r.limitAt = time.UnixMilli(int64(ms))
 			r.limitLeft = max(r.limitAt.Sub(r.now), 0)
 		}
 	}
-	r.spend = loopbreaker.Usage{InputTokens: toInt(v[16]), OutputTokens: toInt(v[17]), CostUSD: toFloat(v[18])}
-	r.hour = loopbreaker.Usage{InputTokens: toInt(v[19]), OutputTokens: toInt(v[20]), CostUSD: toFloat(v[21])}
-	r.capped, r.warned = toString(v[22]), toString(v[23])
+	r.spend = loopbreaker.Usage{InputTokens: p.count(16, "input tokens"), OutputTokens: p.count(17, "output tokens"), CostUSD: p.cost(18, "cost")}
+	r.hour = loopbreaker.Usage{InputTokens: p.count(19, "input tokens this hour"), OutputTokens: p.count(20, "output tokens this hour"), CostUSD: p.cost(21, "cost this hour")}
+	caps := []string{"", "c", "t", "hc", "ht"}
+	r.capped, r.warned = p.oneOf(22, "cap reached", caps...), p.oneOf(23, "cap warned", caps...)
 	if op != "stats" {
-		return r, nil
+		return r, p.err
 	}
 	const extra = 11
 	if len(v) < base+extra || (len(v)-base-extra)%2 != 0 {
 		return reply{}, fmt.Errorf("redisstore: the script answered %d values to stats", len(v))
 	}
-	e := v[base:]
 	st := &sharedStats{
-		cooldown:         time.Duration(toInt(e[1])) * time.Millisecond,
-		consecutiveOpens: toInt(e[2]),
-		totalFailures:    toInt(e[3]),
-		iterations:       toInt(e[4]),
-		neutral:          toInt(e[5]),
-		sameInARow:       toInt(e[6]),
-		lastFingerprint:  toString(e[7]),
-		evicted:          toInt(e[8]),
-		probeOwner:       toString(e[9]),
-		budgetRetry:      time.Duration(toInt(e[10])) * time.Millisecond,
+		cooldown:         time.Duration(p.count(base+1, "cooldown")) * time.Millisecond,
+		consecutiveOpens: p.count(base+2, "opens in a row"),
+		totalFailures:    p.count(base+3, "failures"),
+		iterations:       p.count(base+4, "iterations"),
+		neutral:          p.count(base+5, "neutral iterations"),
+		sameInARow:       p.count(base+6, "same error in a row"),
+		lastFingerprint:  p.str(base + 7),
+		evicted:          p.count(base+8, "evicted errors"),
+		probeOwner:       p.str(base + 9),
+		budgetRetry:      time.Duration(p.count(base+10, "budget retry")) * time.Millisecond,
 		errors:           make(map[string]int),
 	}
-	if ms := toInt(e[0]); ms > 0 {
+	if ms := p.count(base, "opened"); ms > 0 {
 		st.openedAt = time.UnixMilli(int64(ms))
 	}
 	for i := base + extra; i+1 < len(v); i += 2 {
-		st.errors[toString(v[i])] = toInt(v[i+1])
+		st.errors[p.str(i)] = p.count(i+1, "error count")
 	}
 	r.stats = st
-	return r, nil
+	return r, p.err
+}
+
+// replyReader reads the values of the script's answer, and keeps the
+// first that is not what the script writes there.
+type replyReader struct {
+	v   []any
+	err error
+}
+
+// fail records that value i, what, is wrong, and why.
+func (p *replyReader) fail(i int, what, why string) {
+	if p.err == nil {
+		p.err = fmt.Errorf("redisstore: the fleet's state on Redis is not valid: %s (value %d) %s", what, i, why)
+	}
+}
+
+// str returns value i as text.
+func (p *replyReader) str(i int) string {
+	switch v := p.v[i].(type) {
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	}
+	return ""
+}
+
+// count returns value i, a whole number, 0 or more.
+func (p *replyReader) count(i int, what string) int {
+	var n int64
+	switch v := p.v[i].(type) {
+	case int64:
+		n = v
+	case string:
+		var err error
+		if n, err = strconv.ParseInt(v, 10, 64); err != nil {
+			p.fail(i, what, fmt.Sprintf("is %q, not a whole number", v))
+			return 0
+		}
+	default:
+		p.fail(i, what, fmt.Sprintf("is %v, not a whole number", v))
+		return 0
+	}
+	if n < 0 || n > math.MaxInt {
+		p.fail(i, what, fmt.Sprintf("is %d, out of range", n))
+		return 0
+	}
+	return int(n)
+}
+
+// within returns value i, a whole number from lo to hi.
+func (p *replyReader) within(i int, what string, lo, hi int) int {
+	n := p.count(i, what)
+	if n < lo || n > hi {
+		p.fail(i, what, fmt.Sprintf("is %d, not between %d and %d", n, lo, hi))
+		return lo
+	}
+	return n
+}
+
+// flag returns value i, "1" or "".
+func (p *replyReader) flag(i int, what string) bool {
+	return p.oneOf(i, what, "", "1") == "1"
+}
+
+// oneOf returns value i, one of the texts given.
+func (p *replyReader) oneOf(i int, what string, texts ...string) string {
+	s := p.str(i)
+	if !slices.Contains(texts, s) {
+		p.fail(i, what, fmt.Sprintf("is %q, none of %q", s, texts))
+		return ""
+	}
+	return s
+}
+
+// cost returns value i, a number of dollars the script wrote with 17
+// significant digits: finite, 0 or more.
+func (p *replyReader) cost(i int, what string) float64 {
+	s := p.str(i)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		p.fail(i, what, fmt.Sprintf("is %q, not a number of dollars", s))
+		return 0
+	}
+	return f
+}
+
+// reason returns value i, a reason the script stored as JSON; the zero
+// Reason for "". A reason this build cannot read but that is JSON (a newer
+// worker's kind) still refuses: it reads as forced open, with the JSON as
+// its message. Text that is no JSON object is an error.
+func (p *replyReader) reason(i int, what string) loopbreaker.Reason {
+	s := p.str(i)
+	if s == "" {
+		return loopbreaker.Reason{}
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(s), &obj); err != nil {
+		p.fail(i, what, fmt.Sprintf("is %q, not a reason", s))
+		return loopbreaker.Reason{}
+	}
+	return parseReason(s)
 }
 
 // parseReason reads a reason the script stored as JSON. One this build
@@ -170,32 +304,6 @@ func parseReason(s string) loopbreaker.Reason {
 		return loopbreaker.Reason{Kind: loopbreaker.ReasonForcedOpen, Message: s}
 	}
 	return r
-}
-
-func toInt(v any) int {
-	switch v := v.(type) {
-	case int64:
-		return int(v)
-	case string:
-		n, _ := strconv.Atoi(v)
-		return n
-	}
-	return 0
-}
-
-// toFloat reads a number the script wrote with 17 significant digits.
-func toFloat(v any) float64 {
-	switch v := v.(type) {
-	case int64:
-		return float64(v)
-	case string:
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
-			return 0
-		}
-		return f
-	}
-	return 0
 }
 
 // formatCost writes a cost in US dollars for the script: the shortest

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -43,6 +44,7 @@ import (
 type Worker struct {
 	cfg      Config // with defaults applied
 	id       string
+	addr     string // where the client reaches Redis, for messages
 	keys     []string
 	shared   shared
 	localCfg loopbreaker.Config // the worker's own signals only
@@ -100,6 +102,7 @@ func New(cfg Config) (*Worker, error) {
 		cfg:      cfg,
 		id:       cfg.Worker,
 		keys:     keysOf(cfg.Name),
+		addr:     addressOf(cfg.Client),
 		shared:   sharedOf(cfg.Breaker),
 		localCfg: localConfig(cfg.Breaker),
 		fullCfg:  cfg.Breaker,
@@ -198,7 +201,17 @@ func (w *Worker) Check() loopbreaker.Decision {
 	r, err := w.call("check", "0")
 	if err != nil {
 		w.lose(err, now)
-		return w.offline(now)
+		d := w.offline(now)
+		if d.Allow && !unsent(err) {
+			// Redis may have run the check, and reserved the iteration's
+			// call, before its answer was lost: the call is taken as
+			// reserved, so that it counts there or nowhere, never again
+			// when the worker rejoins.
+			w.mu.Lock()
+			w.reserved++
+			w.mu.Unlock()
+		}
+		return d
 	}
 	w.observe(r, now)
 	d := w.decision(r)
@@ -228,6 +241,15 @@ func (w *Worker) Check() loopbreaker.Decision {
 		d.Warning = joinReasons(d.Warnings)
 	}
 	return d
+}
+
+// unsent reports whether a call to Redis failed before its command was
+// written (no connection could be made, or writing failed), so that Redis
+// cannot have run it. Any other failure (a timeout, a connection lost
+// while waiting for the answer) may come after Redis ran it.
+func unsent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && (op.Op == "dial" || op.Op == "write")
 }
 
 // heldDecision reports whether d is the refusal of a circuit held open,
