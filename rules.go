@@ -41,8 +41,8 @@ const (
 	ReasonPermissionDenials
 	// ReasonCircularApproach: the last Window labelled iterations cycled
 	// through the same Count (2 or 3) approaches without progress;
-	// Fingerprint lists the approaches' fingerprints joined with "/"
-	// ([Config.CircularApproachWindow]).
+	// Fingerprint lists the approaches' fingerprints joined with "/", and
+	// Action their texts joined with " | " ([Config.CircularApproachWindow]).
 	ReasonCircularApproach
 	// ReasonTestFixLoop: Count of the last Window labelled iterations were
 	// test fixes, more than Threshold percent ([Config.TestFixPercent]).
@@ -388,8 +388,8 @@ var rules = [...]rule{
 	ReasonCircularApproach: {
 		name: "circular_approach",
 		text: func(r Reason) string {
-			return fmt.Sprintf("Circular approach: %d approaches alternating over the last %d iterations without progress (approaches: %s)",
-				r.Count, r.Window, r.Fingerprint)
+			return withAction(fmt.Sprintf("Circular approach: %d approaches alternating over the last %d iterations without progress (approaches: %s)",
+				r.Count, r.Window, r.Fingerprint), r.Action)
 		},
 		on: func(c *Config) bool { return c.CircularApproachWindow > 0 },
 		check: func(b *CircuitBreaker) verdict {
@@ -401,7 +401,8 @@ var rules = [...]rule{
 		evidence: func(b *CircuitBreaker) Reason {
 			st := &b.stagnation
 			period := st.circle()
-			return Reason{Count: period, Window: st.approaches.n, Fingerprint: st.circleFingerprints(period)}
+			fps, texts := st.circleFingerprints(period)
+			return Reason{Count: period, Window: st.approaches.n, Fingerprint: fps, Action: texts}
 		},
 		recurs: circlingAgain,
 	},

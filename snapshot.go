@@ -160,7 +160,8 @@ type errorCount struct {
 // approachData is one labelled iteration of the circular-approach window.
 type approachData struct {
 	Fingerprint string `json:"fingerprint"`
-	Resolved    bool   `json:"resolved"` // it resolved something, which breaks a circle
+	Resolved    bool   `json:"resolved"`       // it resolved something, which breaks a circle
+	Text        string `json:"text,omitempty"` // the label (version 2; empty in states saved before it was kept)
 }
 
 // stepData is one step of the step signals' window.
@@ -294,7 +295,7 @@ func (b *CircuitBreaker) Snapshot() Snapshot {
 	}
 	for i := range b.stagnation.approaches.n {
 		a := b.stagnation.approaches.at(i)
-		d.Approaches = append(d.Approaches, approachData{Fingerprint: formatFingerprint(a.fingerprint), Resolved: a.advanced})
+		d.Approaches = append(d.Approaches, approachData{Fingerprint: formatFingerprint(a.fingerprint), Resolved: a.advanced, Text: a.text})
 	}
 	steps := &b.steps.steps
 	for i := range steps.n {
@@ -418,7 +419,7 @@ func (b *CircuitBreaker) Restore(snap Snapshot) error {
 	}
 	for _, a := range s.Approaches {
 		fp, _ := parseFingerprint(a.Fingerprint)
-		st.approaches.push(approach{fingerprint: fp, advanced: a.Resolved})
+		st.approaches.push(approach{fingerprint: fp, advanced: a.Resolved, text: a.Text})
 	}
 	for _, w := range s.Works {
 		st.works.push(w)

@@ -104,6 +104,7 @@ func (r *ring[T]) at(i int) T {
 type approach struct {
 	fingerprint uint32 // of Iteration.Approach
 	advanced    bool   // the iteration resolved something (see resolved)
+	text        string // the label as the host gave it, trimmed and cut (taskName)
 }
 
 // stagnationState is what the window signals remember.
@@ -147,7 +148,7 @@ func (b *CircuitBreaker) observeStagnation(it *Iteration, failed, sameError bool
 	}
 	st.approachAdded = it.Approach != ""
 	if st.approachAdded {
-		st.approaches.push(approach{fingerprint: approachFP, advanced: b.resolved(it.Progress, failed)})
+		st.approaches.push(approach{fingerprint: approachFP, advanced: b.resolved(it.Progress, failed), text: strings.Clone(taskName(it.Approach))})
 	}
 	st.workAdded = it.Work != WorkUnlabelled
 	if st.workAdded {
@@ -234,13 +235,15 @@ func (st *stagnationState) cycles(period int) bool {
 }
 
 // circleFingerprints returns the fingerprints of the first period
-// approaches of the window, joined with "/".
-func (st *stagnationState) circleFingerprints(period int) string {
-	fps := make([]string, period)
+// approaches of the window, joined with "/", and their texts, joined with
+// " | ".
+func (st *stagnationState) circleFingerprints(period int) (fingerprints, texts string) {
+	fps, txts := make([]string, period), make([]string, period)
 	for i := range fps {
-		fps[i] = formatFingerprint(st.approaches.at(i).fingerprint)
+		a := st.approaches.at(i)
+		fps[i], txts[i] = formatFingerprint(a.fingerprint), a.text
 	}
-	return strings.Join(fps, "/")
+	return strings.Join(fps, "/"), evidenceText(strings.Join(txts, " | "))
 }
 
 // testFixes returns how many iterations in the full work window were test

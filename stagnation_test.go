@@ -275,7 +275,18 @@ func TestCircularApproachReasonNamesTheApproaches(t *testing.T) {
 		b.Record(Iteration{Approach: a, Progress: stalled})
 	}
 	assert.Equal(t, "Circular approach: 2 approaches alternating over the last 6 iterations without progress (approaches: "+
-		Fingerprint("mock the clock")+"/"+Fingerprint("add a retry")+")", b.TripReason())
+		Fingerprint("mock the clock")+"/"+Fingerprint("add a retry")+"): mock the clock | add a retry", b.TripReason())
+	assert.Equal(t, "mock the clock | add a retry", b.Stats().Reason.Action)
+
+	// A restart between the fifth and the sixth iteration keeps the texts.
+	before, _ := newTestBreaker(t, circling())
+	for _, a := range []string{"mock the clock", "add a retry", "mock the clock", "add a retry", "mock the clock"} {
+		before.Record(Iteration{Approach: a, Progress: stalled})
+	}
+	restored, _ := newTestBreaker(t, circling())
+	require.NoError(t, restored.Restore(roundTrip(t, before.Snapshot())))
+	restored.Record(Iteration{Approach: "add a retry", Progress: stalled})
+	assert.Equal(t, b.TripReason(), restored.TripReason())
 }
 
 // A host that labels approaches but does not measure progress: a success
@@ -304,7 +315,7 @@ func TestCircularApproachWindowIsConfigurable(t *testing.T) {
 		b.Record(Iteration{Approach: a, Progress: stalled})
 	}
 	assert.Equal(t, "Circular approach: 2 approaches alternating over the last 4 iterations without progress (approaches: "+
-		Fingerprint("A")+"/"+Fingerprint("B")+")", b.TripReason())
+		Fingerprint("A")+"/"+Fingerprint("B")+"): A | B", b.TripReason())
 
 	cfg.CircularApproachWindow = -1
 	b, _ = newTestBreaker(t, cfg)

@@ -50,8 +50,9 @@ type Reason struct {
 	// reason the last opening had.
 	Last ReasonKind `json:"last,omitempty"`
 	// Action is, for the step signals, the action repeated (two for
-	// alternating actions, joined with " | ") as [Action.String] shows it,
-	// cut at 200 bytes.
+	// alternating actions, joined with " | ") as [Action.String] shows it;
+	// for the circular approach, the approaches' texts joined with " | ".
+	// Cut at 200 bytes.
 	Action string `json:"action,omitempty"`
 	// CostUSD is the spend-cap evidence when the cap on cost was reached:
 	// the cost spent, in US dollars; MaxCostUSD is the cap.

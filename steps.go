@@ -91,11 +91,14 @@ func canonicalArgs(s string) string {
 // maxActionText caps the action text a Reason carries, in bytes.
 const maxActionText = 200
 
-// actionText is the action's text for a Reason: its String, cut at
+// actionText is the action's text for a Reason: its String, cut
+// (evidenceText).
+func actionText(a *Action) string { return evidenceText(a.String()) }
+
+// evidenceText is s as the Action of a Reason carries it: cut at
 // maxActionText bytes on a rune boundary (with "…" added), in memory of its
 // own, so that the breaker never keeps the host's long strings alive.
-func actionText(a *Action) string {
-	s := a.String()
+func evidenceText(s string) string {
 	if len(s) <= maxActionText {
 		return strings.Clone(s)
 	}
