@@ -18,7 +18,9 @@ const maxJSONLine = 1 << 20
 // time, in bounded memory: the result event, which ends the run, says
 // whether it failed (is_error), what it cost (total_cost_usd, usage), how
 // many turns it took, which tool calls were denied (permission_denials) and
-// the session (session_id), and the status block in its result text; the
+// the session (session_id), and the status block in its result text
+// (total_cost_usd is the session's running total on --resume: the runner
+// counts each run's own, see sessions.runCost); the
 // init event says the session early, for a run cut short. Output that is not Claude Code's JSON passes through
 // unread. A claudeOutput is not safe for concurrent use.
 type claudeOutput struct {
@@ -38,9 +40,10 @@ type claudeResult struct {
 	text     string // the first line of the result text, when it is an error
 	costUSD  float64
 	turns    int
-	usage    loopbreaker.Usage
+	usage    loopbreaker.Usage // the run's: its CostUSD is costUSD until the runner counts the run's own
 	denials  int
 	hasUsage bool
+	hasCost  bool // costUSD was reported
 	// block is the status block in the result text (hasBlock: there is
 	// one): the agent's final message holds it, as lines of a string.
 	block    statusBlock
@@ -141,7 +144,7 @@ func (c *claudeOutput) read(line []byte) {
 	r.block, r.hasBlock = parseStatusBlock(text)
 	var cost float64
 	if json.Unmarshal(ev.TotalCostUSD, &cost) == nil {
-		r.costUSD, r.hasUsage = max(cost, 0), true
+		r.costUSD, r.hasUsage, r.hasCost = max(cost, 0), true, true
 	}
 	var usage struct {
 		InputTokens              int `json:"input_tokens"`

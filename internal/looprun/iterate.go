@@ -123,6 +123,9 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	out.finish()
 	r.endLog(out, log)
 	claude := out.claude.result
+	if claude.hasCost {
+		claude.usage.CostUSD = r.sessions.runCost(out.claude.session, claude.costUSD)
+	}
 	if errors.Is(err, context.Canceled) {
 		// Neutral: nobody failed. What it spent is spent.
 		r.live.endLine()
@@ -135,7 +138,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		r.fail(err.Error())
 		return exitError, true
 	}
-	if err := r.sessions.ran(out.claude.session); err != nil {
+	if err := r.sessions.ran(out.claude.session, claude.costUSD, claude.hasCost); err != nil {
 		fmt.Fprintln(r.errOut, "looprun: session:", err)
 	}
 
