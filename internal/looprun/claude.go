@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 
 	"github.com/loopbreaker/loopbreaker"
 )
@@ -24,9 +25,13 @@ const maxJSONLine = 1 << 20
 // init event says the session early, for a run cut short. Output that is not Claude Code's JSON passes through
 // unread. A claudeOutput is not safe for concurrent use.
 type claudeOutput struct {
-	line   []byte // the line being written, up to maxJSONLine bytes
-	long   bool   // ...which is longer than that: it is passed over
-	result claudeResult
+	marker []byte // the done marker, looked for in the result text and in lines that are no JSON
+	// plainMarker says the marker was in a line that is no JSON: output
+	// of the command's own, around Claude Code's.
+	plainMarker bool
+	line        []byte // the line being written, up to maxJSONLine bytes
+	long        bool   // ...which is longer than that: it is passed over
+	result      claudeResult
 	// session is the session the output named: the result's, else the
 	// init event's.
 	session string
@@ -48,6 +53,21 @@ type claudeResult struct {
 	// one): the agent's final message holds it, as lines of a string.
 	block    statusBlock
 	hasBlock bool
+	// marker says the done marker is in the result text.
+	marker bool
+}
+
+// doneMarkerSeen reports whether the output holds the done marker where it
+// is the agent's word. When the output is Claude Code's JSON (it had a
+// result, or named a session), that is the result text, and any line that
+// is no JSON (what a script around Claude Code printed); not the session's
+// other events, its steps: a tool result that prints PROMPT.md, or a file
+// holding a status block, is no signal. Otherwise it is anywhere.
+func (c *capture) doneMarkerSeen() bool {
+	if c.claude.result.seen || c.claude.session != "" {
+		return c.claude.result.marker || c.claude.plainMarker
+	}
+	return c.markerSeen()
 }
 
 // Write takes the next piece of the output.
@@ -109,6 +129,9 @@ type event struct {
 // read reads one line, when it is a result or a system event.
 func (c *claudeOutput) read(line []byte) {
 	line = bytes.TrimSpace(line)
+	if len(line) > 0 && line[0] != '{' && len(c.marker) > 0 && bytes.Contains(line, c.marker) {
+		c.plainMarker = true
+	}
 	if len(line) == 0 || line[0] != '{' ||
 		!bytes.Contains(line, []byte(`"result"`)) && !bytes.Contains(line, []byte(`"system"`)) {
 		return // not an event looprun reads: cheap to tell
@@ -142,6 +165,7 @@ func (c *claudeOutput) read(line []byte) {
 		r.text = firstLine(text)
 	}
 	r.block, r.hasBlock = parseStatusBlock(text)
+	r.marker = len(c.marker) > 0 && strings.Contains(text, string(c.marker))
 	var cost float64
 	if json.Unmarshal(ev.TotalCostUSD, &cost) == nil {
 		r.costUSD, r.hasUsage, r.hasCost = max(cost, 0), true, true

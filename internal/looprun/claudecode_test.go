@@ -3,7 +3,9 @@ package looprun
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,20 +32,24 @@ type claudeProject struct {
 
 // newClaudeProject makes a git repository holding files, committed, and
 // readies Claude Code against a model that answers with answer.
-func newClaudeProject(t *testing.T, answer fakemodel.Answerer, files map[string]string) *claudeProject {
+func newClaudeProject(t testing.TB, answer fakemodel.Answerer, files map[string]string) *claudeProject {
 	t.Helper()
 	env := claudetest.Start(t, answer)
-	r := &repo{dir: t.TempDir()}
-	r.git(t, "init", "-q")
-	r.git(t, "config", "user.email", "looprun@example.com")
-	r.git(t, "config", "user.name", "looprun test")
+	dir := t.TempDir()
 	files["README.md"] = "# project\n"
 	for name, data := range files {
-		require.NoError(t, os.WriteFile(filepath.Join(r.dir, name), []byte(data), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
 	}
-	r.git(t, "add", ".")
-	r.git(t, "commit", "-qm", "start")
-	return &claudeProject{repo: r, env: env, clock: &fakeClock{now: start}}
+	for _, args := range [][]string{
+		{"init", "-q"}, {"config", "user.email", "looprun@example.com"}, {"config", "user.name", "looprun test"},
+		{"add", "."}, {"commit", "-qm", "start"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	return &claudeProject{repo: &repo{dir: dir}, env: env, clock: &fakeClock{now: start}}
 }
 
 // claudeFlags run Claude Code as a loop does: printing, with its stream of
@@ -55,7 +61,7 @@ var claudeFlags = []string{"--output-format", "stream-json", "--verbose", "--all
 // Claude Code with args, and returns its output and exit code. Time is
 // the project's clock: a wait takes none. Claude Code's output is in the
 // iterations' logs (-quiet).
-func (p *claudeProject) looprun(t *testing.T, flags []string, args ...string) (string, int) {
+func (p *claudeProject) looprun(t testing.TB, flags []string, args ...string) (string, int) {
 	t.Helper()
 	argv := append(append([]string{"-dir", p.dir, "-interactive", "no", "-quiet"}, flags...), "--", p.env.Bin)
 	var out bytes.Buffer
@@ -166,4 +172,130 @@ func TestClaudeCodeResumedSessionsCostTheirOwnRun(t *testing.T) {
 	assert.Len(t, p.env.Model.Turns(), 3, "three runs")
 	assert.Equal(t, 3, strings.Count(out, "$0.4500, 110000 tokens"), "each run's own cost and tokens:\n%s", out)
 	assert.Contains(t, out, "spent: $1.3500 and 330000 tokens")
+}
+
+// Session continuity: with --resume {session}, looprun gives the next run
+// the session the last one ran in, and Claude Code sends the model the
+// earlier conversation; when the circuit opens the session is dropped, and
+// the probe starts a new one.
+func TestClaudeCodeSessionIsResumedAndDroppedAfterAnOpen(t *testing.T) {
+	p := newClaudeProject(t, fakemodel.Script(
+		fakemodel.Bash("echo one > step1.txt"), // session 1
+		fakemodel.Say("Step one is done."),
+		fakemodel.Say("Step two is done."), // session 1, resumed
+		fakemodel.Bash("sh login_test.sh"), // resumed again: stuck until --max-turns
+		fakemodel.Bash("sh login_test.sh"),
+		fakemodel.Say("Starting afresh."), // the probe: a new session
+	), map[string]string{"login_test.sh": loginTest})
+	out, code := p.looprun(t, []string{"-failures", "1", "-no-progress", "-1", "-wait", "-max-iterations", "4"},
+		append([]string{"-p", "go on", "--max-turns", "2", "--resume", "{session}"}, claudeFlags...)...)
+	require.Equal(t, exitLimit, code, out)
+	assert.Contains(t, out, "circuit OPEN: 1 consecutive failures (threshold: 1)")
+	turns := p.env.Model.Turns()
+	require.Len(t, turns, 6, out)
+	ids := p.sessions()
+	require.Len(t, ids, 2, "the first session three runs long, then the probe's")
+
+	resumed := turns[2]
+	assert.Contains(t, resumed.Text(), "Step one is done.", "the resumed run carries the conversation")
+	assert.JSONEq(t, `{"command":"echo one > step1.txt","description":"Run echo one > step1.txt"}`, string(resumed.ToolUses()[0].Input))
+	assert.Contains(t, turns[3].Text(), "Step two is done.")
+	probe := turns[5]
+	assert.NotContains(t, probe.Text(), "Step one is done.", "the probe starts afresh")
+	assert.Equal(t, 1, strings.Count(probe.Text(), "go on"))
+
+	history := readHistory(t, filepath.Join(p.dir, stateDirName, "loop.sessions.jsonl"))
+	require.Len(t, history, 1)
+	assert.Equal(t, ids[0], history[0].ID)
+	assert.Equal(t, endCircuitOpen, history[0].End)
+	assert.Equal(t, 3, history[0].Iterations)
+	assert.Contains(t, out, "session: "+ids[1]+", offered to the next iteration")
+}
+
+// ralphStatus is the status block a Ralph agent ends its answer with.
+func ralphStatus(status string, exit bool) string {
+	return fmt.Sprintf("---RALPH_STATUS---\nSTATUS: %s\nTASKS_COMPLETED_THIS_LOOP: 1\nFILES_MODIFIED: 0\nTESTS_STATUS: PASSING\n"+
+		"WORK_TYPE: IMPLEMENTATION\nEXIT_SIGNAL: %t\nRECOMMENDATION: nothing left\n---END_RALPH_STATUS---", status, exit)
+}
+
+// A status block at the end of the model's final text is the agent's
+// done signal: two in a row (the default -done-signals) complete the loop.
+func TestClaudeCodeStatusBlockInTheFinalTextEndsTheLoop(t *testing.T) {
+	p := newClaudeProject(t, fakemodel.AfterToolResult(fakemodel.Bash("sh test.sh"),
+		fakemodel.Say("The tests pass.\n\n"+ralphStatus("COMPLETE", true))),
+		map[string]string{"test.sh": "echo ok\n"})
+	out, code := p.looprun(t, []string{"-max-iterations", "5"}, append([]string{"-p", "finish the work"}, claudeFlags...)...)
+	require.Equal(t, exitDone, code, out)
+	assert.Contains(t, out, "Complete: the agent reported done 2 times in a row (threshold: 2)")
+	assert.Len(t, p.sessions(), 2)
+	assert.Contains(t, out, "agent: COMPLETE, tasks done 1, files modified 0, tests PASSING, IMPLEMENTATION, exit signal true; next: nothing left")
+}
+
+// The same block only inside a tool's result (the agent printed a file
+// that holds one) is no done signal, nor is the done marker in it: the
+// loop goes on.
+func TestClaudeCodeStatusBlockInAToolResultIsNoDoneSignal(t *testing.T) {
+	p := newClaudeProject(t, fakemodel.AfterToolResult(fakemodel.Bash("cat status.txt"),
+		fakemodel.Say("I read the status file; the work goes on.")),
+		map[string]string{"status.txt": ralphStatus("COMPLETE", true) + "\n"})
+	out, code := p.looprun(t, []string{"-max-iterations", "3", "-no-progress", "-1"}, append([]string{"-p", "finish the work"}, claudeFlags...)...)
+	require.Equal(t, exitLimit, code, out)
+	assert.Len(t, p.sessions(), 3)
+	assert.Contains(t, p.env.Model.Turns()[1].ToolResults()[0].Text, "EXIT_SIGNAL: true", "the model did see the block")
+	assert.NotContains(t, out, "agent: COMPLETE")
+}
+
+// A Bash tool call deletes CLAUDE.md: looprun puts it back, byte for
+// byte, and stops with its protected-files exit code.
+func TestClaudeCodeDeletingCLAUDEmdIsUndone(t *testing.T) {
+	memory := "# Rules\n\n- Never delete this file.\n- Ąžuolas: a rune or two, and no newline at the end"
+	p := newClaudeProject(t, fakemodel.AfterToolResult(fakemodel.Bash("rm CLAUDE.md"), fakemodel.Say("Removed it.")),
+		map[string]string{"CLAUDE.md": memory})
+	out, code := p.looprun(t, []string{"-max-iterations", "3"}, append([]string{"-p", "tidy up"}, claudeFlags...)...)
+	require.Equal(t, exitProtected, code, out)
+	data, err := os.ReadFile(filepath.Join(p.dir, "CLAUDE.md"))
+	require.NoError(t, err)
+	assert.Equal(t, memory, string(data))
+	assert.Len(t, p.sessions(), 1, "no session after the loss")
+	assert.Contains(t, p.env.Model.Turns()[0].System+p.env.Model.Turns()[0].Text(), "Never delete this file.", "Claude Code gave the model CLAUDE.md")
+	assert.Contains(t, out, "CLAUDE.md")
+}
+
+// ralphPrompt is a ralph-claude-code user's PROMPT.md: take the plan's
+// first open item, do it, tick it off, end with the status block.
+const ralphPrompt = `# Ralph development instructions
+
+Study fix_plan.md. Take the first item that is not done, implement it,
+and mark it done ("- [x]") in fix_plan.md. One item per loop.
+
+End your answer with the RALPH_STATUS block. Set EXIT_SIGNAL: true only
+when every item of fix_plan.md is done.
+`
+
+// The prompt-file workflow of a ralph-claude-code user runs unchanged:
+// PROMPT.md goes to Claude Code on its stdin, the model takes fix_plan.md's
+// first open item each loop and ticks it off, and the loop is done when
+// the plan is; .ralphrc's settings hold.
+func TestClaudeCodeRalphPromptWorkflowRunsUnchanged(t *testing.T) {
+	answer := func(r *fakemodel.Request) fakemodel.Reply {
+		if len(r.ToolResults()) == 0 { // a session's first turn
+			return fakemodel.Bash(`sed -i '0,/- \[ \]/s//- [x]/' fix_plan.md && echo "$(grep -c '\[x\]' fix_plan.md) done" > progress.txt`)
+		}
+		return fakemodel.Say("Ticked off the first open item.\n\n" + ralphStatus("IN_PROGRESS", false))
+	}
+	p := newClaudeProject(t, answer, map[string]string{
+		"PROMPT.md":   ralphPrompt,
+		"fix_plan.md": "# Fix plan\n\n- [ ] login: hash the password\n- [ ] logout: clear the session\n",
+		".ralphrc":    "CB_NO_PROGRESS_THRESHOLD=2\nCB_COOLDOWN_MINUTES=30\n",
+	})
+	out, code := p.looprun(t, []string{"-plan", "fix_plan.md", "-max-iterations", "4"},
+		"-p", "--output-format", "json", "--allowedTools", "Bash", "--permission-mode", "acceptEdits")
+	require.Equal(t, exitDone, code, out)
+	assert.Contains(t, out, "no-progress 2 (.ralphrc CB_NO_PROGRESS_THRESHOLD)")
+	assert.Contains(t, out, "stopped: Complete: all 2 tasks of the plan are done (exit 0)")
+	assert.Len(t, p.sessions(), 2)
+	assert.Contains(t, p.env.Model.Turns()[0].Text(), "Study fix_plan.md", "PROMPT.md, from stdin, is the prompt")
+	plan, err := os.ReadFile(filepath.Join(p.dir, "fix_plan.md"))
+	require.NoError(t, err)
+	assert.Equal(t, "# Fix plan\n\n- [x] login: hash the password\n- [x] logout: clear the session\n", string(plan))
 }

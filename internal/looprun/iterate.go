@@ -207,11 +207,11 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 			it.Progress.TasksCompleted = planAfter.done - planBefore.done
 		}
 	}
-	it.Done = out.markerSeen()
+	it.Done = out.doneMarkerSeen()
 	if hasBlock {
 		// The block says what the agent thinks it did; a marker the
 		// person chose still counts.
-		it.Done = block.done() || r.o.markerGiven && out.markerSeen()
+		it.Done = block.done() || r.o.markerGiven && out.doneMarkerSeen()
 		it.Progress.TasksCompleted = max(it.Progress.TasksCompleted, block.tasksCompleted)
 		it.Work = block.work(it.Progress.FilesChanged)
 		it.Approach = block.approach
