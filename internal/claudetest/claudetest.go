@@ -113,7 +113,7 @@ type Env struct {
 	Offline bool
 }
 
-// Start readies a test to run Claude Code against a fake model that
+// Start readies a test (or a benchmark) to run Claude Code against a fake model that
 // answers with answer: it finds the binary (Require), moves the test into
 // a network namespace of its own where it can (Env.Offline), starts the
 // fake model there, and sets the environment Claude Code reads, for the
@@ -123,7 +123,7 @@ type Env struct {
 // The namespace belongs to the test's goroutine's thread, which is locked
 // to it and ends with it: call Start on the test's goroutine, and start
 // Claude Code (or what runs it) from that goroutine.
-func Start(t *testing.T, answer fakemodel.Answerer) *Env {
+func Start(t testing.TB, answer fakemodel.Answerer) *Env {
 	t.Helper()
 	e := &Env{Bin: Require(t)}
 	e.Offline = isolate(t)
@@ -160,7 +160,7 @@ func Start(t *testing.T, answer fakemodel.Answerer) *Env {
 // other goroutine ever runs in the namespace; processes started from the
 // goroutine start in it. It does nothing off Linux, or where the
 // namespace cannot be made (no privilege), or without ip(8).
-func isolate(t *testing.T) bool {
+func isolate(t testing.TB) bool {
 	t.Helper()
 	if runtime.GOOS != "linux" {
 		return false
