@@ -299,3 +299,25 @@ func TestClaudeCodeRalphPromptWorkflowRunsUnchanged(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "# Fix plan\n\n- [x] login: hash the password\n- [x] logout: clear the session\n", string(plan))
 }
+
+// With a prompt on the command line too, Claude Code puts PROMPT.md (its
+// stdin) after it, in one message: the model reads both, -p's first.
+func TestClaudeCodeReadsThePromptTextThenPROMPTmd(t *testing.T) {
+	p := newClaudeProject(t, fakemodel.Script(fakemodel.Say("On it.")), map[string]string{"PROMPT.md": ralphPrompt})
+	out, code := p.looprun(t, []string{"-max-iterations", "1"}, append([]string{"-p", "Mind the failing login test."}, claudeFlags...)...)
+	require.Equal(t, exitLimit, code, out)
+	require.Len(t, p.env.Model.Turns(), 1)
+	assert.Contains(t, p.env.Model.Turns()[0].Text(), "Mind the failing login test.\n"+ralphPrompt)
+}
+
+// Without credit the API refuses with a 400, which Claude Code shortens to
+// "Credit balance is too low": no waiting ends that, and looprun stops at
+// once with its provider exit code, having counted no failure.
+func TestClaudeCodeWithoutCreditStops(t *testing.T) {
+	p := newClaudeProject(t, fakemodel.Always(fakemodel.CreditTooLow()), map[string]string{})
+	out, code := p.looprun(t, nil, append([]string{"-p", "fix the tests"}, claudeFlags...)...)
+	require.Equal(t, exitProvider, code, out)
+	assert.Contains(t, out, "STOP")
+	assert.Contains(t, out, "failures: 0")
+	assert.Len(t, p.env.Model.Turns(), 1, "one session, one refused request")
+}
