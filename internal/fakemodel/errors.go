@@ -20,9 +20,11 @@ type APIError struct {
 // and message, as the API does: 400 invalid_request_error, 401
 // authentication_error, 402 billing_error, 403 permission_error, 404
 // not_found_error, 413 request_too_large, 429 rate_limit_error, 500
-// api_error, 529 overloaded_error. Claude Code retries a 429, a 529 and
-// the 5xx (ten times, unless the headers say otherwise) and shows the
-// others at once.
+// api_error, 529 overloaded_error. Claude Code 2.1.328 retries a 529 (a
+// few times, then "Repeated 529 Overloaded errors") and a 429 it may wait
+// out (see RateLimited); it gave up on CreditTooLow and on a 402 at once,
+// and sent the request of a 400 with another message six times over
+// three seconds before it gave up.
 func Error(status int, errType, message string) Reply {
 	return Reply{Err: &APIError{Status: status, Type: errType, Message: message}}
 }
