@@ -43,7 +43,10 @@ func (r *Request) IsTurn() bool {
 }
 
 // Last returns the conversation's last message; the zero Message when
-// there is none.
+// there is none. Claude Code 2.1.328 sends a message of role system (its
+// environment) after the person's first: Last of a session's first
+// request is that one, and a tool's result is last in the requests after
+// a tool use.
 func (r *Request) Last() Message {
 	if len(r.Messages) == 0 {
 		return Message{}
