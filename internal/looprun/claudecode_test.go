@@ -82,12 +82,6 @@ func (p *claudeProject) sessions() []string {
 	return ids
 }
 
-// opens reports whether a request opens a session's prompt: its last
-// message is the person's, not a tool's result.
-func opens(r *fakemodel.Request) bool {
-	return len(r.ToolResults()) == 0 || r.Last().Content[0].Type != "tool_result"
-}
-
 // loginTest is a test that fails the same way every time it runs.
 const loginTest = `echo '--- FAIL: TestLogin (0.00s)'
 echo '    login_test.go:12: want 200, got 500'
