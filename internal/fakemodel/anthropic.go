@@ -28,14 +28,16 @@ type Anthropic struct {
 	srv    *httptest.Server
 	answer Answerer
 
-	mu       sync.Mutex
+	mu       sync.Mutex // guards requests
 	requests []*Request
-	turns    int // the POST /v1/messages answered so far
+
+	answering sync.Mutex // held while the answerer answers; guards turns
+	turns     int        // the POST /v1/messages answered so far
 }
 
 // An Answerer decides the reply to one request to the Messages API. It is
 // called with the request already decoded and recorded, one call at a
-// time.
+// time; it may call the server's Requests and Turns.
 type Answerer func(*Request) Reply
 
 // NewAnthropic starts a fake Messages API that answers with answer. A nil
@@ -80,6 +82,10 @@ func (a *Anthropic) serve(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 	req := &Request{Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery, Header: hr.Header.Clone(), Body: body}
+	var decodeErr error
+	if req.IsTurn() {
+		decodeErr = req.decode() // before the request is shared: it is not changed after
+	}
 	a.mu.Lock()
 	a.requests = append(a.requests, req)
 	n := len(a.requests)
@@ -87,7 +93,7 @@ func (a *Anthropic) serve(w http.ResponseWriter, hr *http.Request) {
 	requestID := fmt.Sprintf("req_fake%06d", n)
 
 	switch {
-	case hr.Method == http.MethodPost && hr.URL.Path == "/v1/messages":
+	case req.IsTurn():
 	case hr.Method == http.MethodPost && hr.URL.Path == "/v1/messages/count_tokens":
 		w.Header().Set("request-id", requestID)
 		w.Header().Set("Content-Type", "application/json")
@@ -97,17 +103,18 @@ func (a *Anthropic) serve(w http.ResponseWriter, hr *http.Request) {
 		writeError(w, &APIError{Status: http.StatusNotFound, Type: "not_found_error", Message: "fakemodel: no such endpoint: " + hr.Method + " " + hr.URL.Path}, requestID)
 		return
 	}
-	if err := req.decode(); err != nil {
-		writeError(w, &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: "fakemodel: " + err.Error()}, requestID)
+	if decodeErr != nil {
+		writeError(w, &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: "fakemodel: " + decodeErr.Error()}, requestID)
 		return
 	}
 
-	// One answer at a time: a script is a sequence.
-	a.mu.Lock()
+	// One answer at a time: a script is a sequence. The answerer may ask
+	// for the requests so far.
+	a.answering.Lock()
 	a.turns++
 	turn := a.turns
 	reply := a.answer(req)
-	a.mu.Unlock()
+	a.answering.Unlock()
 
 	for k, vs := range reply.Header {
 		for _, v := range vs {

@@ -3,9 +3,11 @@ package fakemodel
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -281,4 +283,32 @@ func FuzzRequestDecode(f *testing.F) {
 			_ = r.ToolResults()
 		}
 	})
+}
+
+// An answerer may read what the model was sent so far, and a test may
+// read the requests while others are in flight.
+func TestTheRequestsAreReadableWhileAnswering(t *testing.T) {
+	var m *Anthropic
+	m = NewAnthropic(func(r *Request) Reply {
+		return Say(fmt.Sprintf("turn %d", len(m.Turns())))
+	})
+	defer m.Close()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := http.Post(m.URL+"/v1/messages", "application/json", strings.NewReader(strings.Replace(firstTurn, `"stream":true`, `"stream":false`, 1)))
+			if assert.NoError(t, err) {
+				resp.Body.Close()
+			}
+		}()
+	}
+	for range 4 {
+		for _, r := range m.Turns() {
+			assert.Equal(t, "claude-sonnet-4-5", r.Model)
+		}
+	}
+	wg.Wait()
+	require.Len(t, m.Turns(), 4)
 }
