@@ -83,8 +83,11 @@
 // --output-format json or stream-json), looprun reads its result event as
 // it streams: is_error is the iteration's outcome, total_cost_usd and
 // usage are its spend, which -max-cost and -max-tokens cap over the loop's
-// life (exit code 5 at the cap), permission_denials its permission
-// denials, and session_id its session. The last iteration's session is
+// life (exit code 5 at the cap; on --resume total_cost_usd is the
+// session's running total, and a run counts what it adds to it),
+// permission_denials its permission denials, session_id its session, and
+// the done marker counts in its result text, not in the session's tool
+// results. The last iteration's session is
 // offered to the next, in the environment variable LOOPRUN_SESSION_ID and
 // in place of {session} in the command's arguments (claude -p --resume
 // {session}: without a session, the flag and the placeholder are left

@@ -63,7 +63,9 @@ type capture struct {
 // newCapture returns a capture that watches for marker ("" watches for
 // nothing) and writes the output to log (nil: no log).
 func newCapture(marker string, log io.Writer) *capture {
-	return &capture{marker: []byte(marker), keepMax: sampleBytes, log: log, logMax: logHeadBytes, sum: sha256.New()}
+	c := &capture{marker: []byte(marker), keepMax: sampleBytes, log: log, logMax: logHeadBytes, sum: sha256.New()}
+	c.claude.marker = c.marker
+	return c
 }
 
 // Write takes the next piece of the output. It never fails: a log that

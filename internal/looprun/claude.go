@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 
 	"github.com/loopbreaker/loopbreaker"
 )
@@ -18,13 +19,19 @@ const maxJSONLine = 1 << 20
 // time, in bounded memory: the result event, which ends the run, says
 // whether it failed (is_error), what it cost (total_cost_usd, usage), how
 // many turns it took, which tool calls were denied (permission_denials) and
-// the session (session_id), and the status block in its result text; the
+// the session (session_id), and the status block in its result text
+// (total_cost_usd is the session's running total on --resume: the runner
+// counts each run's own, see sessions.runCost); the
 // init event says the session early, for a run cut short. Output that is not Claude Code's JSON passes through
 // unread. A claudeOutput is not safe for concurrent use.
 type claudeOutput struct {
-	line   []byte // the line being written, up to maxJSONLine bytes
-	long   bool   // ...which is longer than that: it is passed over
-	result claudeResult
+	marker []byte // the done marker, looked for in the result text and in lines that are no JSON
+	// plainMarker says the marker was in a line that is no JSON: output
+	// of the command's own, around Claude Code's.
+	plainMarker bool
+	line        []byte // the line being written, up to maxJSONLine bytes
+	long        bool   // ...which is longer than that: it is passed over
+	result      claudeResult
 	// session is the session the output named: the result's, else the
 	// init event's.
 	session string
@@ -38,13 +45,29 @@ type claudeResult struct {
 	text     string // the first line of the result text, when it is an error
 	costUSD  float64
 	turns    int
-	usage    loopbreaker.Usage
+	usage    loopbreaker.Usage // the run's: its CostUSD is costUSD until the runner counts the run's own
 	denials  int
 	hasUsage bool
+	hasCost  bool // costUSD was reported
 	// block is the status block in the result text (hasBlock: there is
 	// one): the agent's final message holds it, as lines of a string.
 	block    statusBlock
 	hasBlock bool
+	// marker says the done marker is in the result text.
+	marker bool
+}
+
+// doneMarkerSeen reports whether the output holds the done marker where it
+// is the agent's word. When the output is Claude Code's JSON (it had a
+// result, or named a session), that is the result text, and any line that
+// is no JSON (what a script around Claude Code printed); not the session's
+// other events, its steps: a tool result that prints PROMPT.md, or a file
+// holding a status block, is no signal. Otherwise it is anywhere.
+func (c *capture) doneMarkerSeen() bool {
+	if c.claude.result.seen || c.claude.session != "" {
+		return c.claude.result.marker || c.claude.plainMarker
+	}
+	return c.markerSeen()
 }
 
 // Write takes the next piece of the output.
@@ -106,6 +129,9 @@ type event struct {
 // read reads one line, when it is a result or a system event.
 func (c *claudeOutput) read(line []byte) {
 	line = bytes.TrimSpace(line)
+	if len(line) > 0 && line[0] != '{' && len(c.marker) > 0 && bytes.Contains(line, c.marker) {
+		c.plainMarker = true
+	}
 	if len(line) == 0 || line[0] != '{' ||
 		!bytes.Contains(line, []byte(`"result"`)) && !bytes.Contains(line, []byte(`"system"`)) {
 		return // not an event looprun reads: cheap to tell
@@ -139,9 +165,10 @@ func (c *claudeOutput) read(line []byte) {
 		r.text = firstLine(text)
 	}
 	r.block, r.hasBlock = parseStatusBlock(text)
+	r.marker = len(c.marker) > 0 && strings.Contains(text, string(c.marker))
 	var cost float64
 	if json.Unmarshal(ev.TotalCostUSD, &cost) == nil {
-		r.costUSD, r.hasUsage = max(cost, 0), true
+		r.costUSD, r.hasUsage, r.hasCost = max(cost, 0), true, true
 	}
 	var usage struct {
 		InputTokens              int `json:"input_tokens"`

@@ -123,6 +123,9 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	out.finish()
 	r.endLog(out, log)
 	claude := out.claude.result
+	if claude.hasCost {
+		claude.usage.CostUSD = r.sessions.runCost(out.claude.session, claude.costUSD)
+	}
 	if errors.Is(err, context.Canceled) {
 		// Neutral: nobody failed. What it spent is spent.
 		r.live.endLine()
@@ -135,7 +138,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		r.fail(err.Error())
 		return exitError, true
 	}
-	if err := r.sessions.ran(out.claude.session); err != nil {
+	if err := r.sessions.ran(out.claude.session, claude.costUSD, claude.hasCost); err != nil {
 		fmt.Fprintln(r.errOut, "looprun: session:", err)
 	}
 
@@ -204,11 +207,11 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 			it.Progress.TasksCompleted = planAfter.done - planBefore.done
 		}
 	}
-	it.Done = out.markerSeen()
+	it.Done = out.doneMarkerSeen()
 	if hasBlock {
 		// The block says what the agent thinks it did; a marker the
 		// person chose still counts.
-		it.Done = block.done() || r.o.markerGiven && out.markerSeen()
+		it.Done = block.done() || r.o.markerGiven && out.doneMarkerSeen()
 		it.Progress.TasksCompleted = max(it.Progress.TasksCompleted, block.tasksCompleted)
 		it.Work = block.work(it.Progress.FilesChanged)
 		it.Approach = block.approach

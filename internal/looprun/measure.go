@@ -3,6 +3,7 @@ package looprun
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,19 +24,27 @@ type treeState struct {
 // repository or a directory in it; ok is false outside a git repository
 // (or without git). Only what is under dir counts, and not looprun's own
 // state directory.
+//
+// It runs git twice (each run costs milliseconds, and a loop reads the
+// tree before and after every iteration): rev-parse for the top, dir's
+// place under it and the commit (none yet: it prints the first two and
+// exits 1), and status.
 func gitTree(dir string) (treeState, bool) {
-	where, err := git(dir, "rev-parse", "--show-toplevel", "--show-prefix")
-	if err != nil {
+	where, err := git(dir, "rev-parse", "--show-toplevel", "--show-prefix", "--verify", "-q", "HEAD")
+	lines := strings.Split(strings.TrimSuffix(where, "\n"), "\n")
+	var exit *exec.ExitError
+	if len(lines) < 2 || lines[0] == "" || err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
 		return treeState{}, false
 	}
-	top, prefix, _ := strings.Cut(strings.TrimSuffix(where, "\n"), "\n")
+	top := lines[0]
 	out, err := git(dir, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", ".")
 	if err != nil {
 		return treeState{}, false
 	}
-	st := treeState{prefix: prefix, dirty: map[string][32]byte{}}
-	st.head, _ = git(dir, "rev-parse", "--verify", "-q", "HEAD")
-	st.head = strings.TrimSpace(st.head)
+	st := treeState{prefix: lines[1], dirty: map[string][32]byte{}}
+	if len(lines) > 2 {
+		st.head = lines[2]
+	}
 	entries := strings.Split(out, "\x00")
 	for i := 0; i < len(entries); i++ {
 		e := entries[i]

@@ -44,12 +44,16 @@ const (
 // agentSession is one agent session, as the session file and the history keep
 // it.
 type agentSession struct {
-	ID         string     `json:"session_id"`
-	Started    time.Time  `json:"started"`   // when looprun first saw it
-	LastUsed   time.Time  `json:"last_used"` // when an iteration last ran in it
-	Iterations int        `json:"iterations"`
-	Ended      *time.Time `json:"ended,omitempty"`
-	End        string     `json:"end,omitempty"` // why it ended (endCircuitOpen, ...)
+	ID         string    `json:"session_id"`
+	Started    time.Time `json:"started"`   // when looprun first saw it
+	LastUsed   time.Time `json:"last_used"` // when an iteration last ran in it
+	Iterations int       `json:"iterations"`
+	// CostUSD is the session's cost so far as Claude Code last reported
+	// it: on --resume its total_cost_usd is the session's running total,
+	// and a run's own cost is what it adds to this.
+	CostUSD float64    `json:"cost_usd,omitempty"`
+	Ended   *time.Time `json:"ended,omitempty"`
+	End     string     `json:"end,omitempty"` // why it ended (endCircuitOpen, ...)
 }
 
 // sessions keeps the loop's session in the state directory:
@@ -101,9 +105,23 @@ func (s *sessions) offer() (string, error) {
 	return s.current.ID, nil
 }
 
+// runCost returns the cost of a run in session id whose output reported
+// the session's total cost as total: what the total adds to the total
+// last seen for the current session, when the run was in it (Claude
+// Code's total_cost_usd on --resume is the session's running total), else
+// the whole total. A run cut short before it reported its cost is counted
+// with the next run of the session.
+func (s *sessions) runCost(id string, total float64) float64 {
+	if s.current == nil || s.current.ID != id || id == "" || total < s.current.CostUSD {
+		return total
+	}
+	return total - s.current.CostUSD
+}
+
 // ran records that an iteration ran in session id ("" when its output
-// named none: the current session stays).
-func (s *sessions) ran(id string) error {
+// named none: the current session stays), and the session's total cost
+// as the output reported it (hasCost; else the total stays).
+func (s *sessions) ran(id string, total float64, hasCost bool) error {
 	if id == "" {
 		return nil
 	}
@@ -118,6 +136,9 @@ func (s *sessions) ran(id string) error {
 	}
 	s.current.LastUsed = now
 	s.current.Iterations++
+	if hasCost {
+		s.current.CostUSD = total
+	}
 	data, err := json.Marshal(s.current)
 	if err != nil {
 		return err

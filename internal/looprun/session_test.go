@@ -56,10 +56,10 @@ func TestSessionLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, id, "no session before the first iteration")
 
-	require.NoError(t, s.ran("s-1"))
-	require.NoError(t, s.ran(""), "an iteration that named no session keeps the current one")
+	require.NoError(t, s.ran("s-1", 0, false))
+	require.NoError(t, s.ran("", 0, false), "an iteration that named no session keeps the current one")
 	clk.now = clk.now.Add(23 * time.Hour)
-	require.NoError(t, s.ran("s-1"))
+	require.NoError(t, s.ran("s-1", 0, false))
 
 	again := openSessions(dir, "loop", clk.Now) // looprun started again
 	require.NoError(t, again.load())
@@ -74,8 +74,8 @@ func TestSessionLifecycle(t *testing.T) {
 	assert.Empty(t, id, "24 hours after it started, the session has expired")
 	assert.NoFileExists(t, again.file)
 
-	require.NoError(t, again.ran("s-2"))
-	require.NoError(t, again.ran("s-3"))
+	require.NoError(t, again.ran("s-2", 0, false))
+	require.NoError(t, again.ran("s-3", 0, false))
 	require.NoError(t, again.drop(endCircuitOpen))
 	require.NoError(t, again.drop(endInterrupted), "no session: nothing to drop")
 
@@ -94,7 +94,7 @@ func TestSessionHistoryKeepsTheLast50(t *testing.T) {
 	clk := &sessionClock{now: time.Date(2026, 1, 29, 9, 0, 0, 0, time.UTC)}
 	s := openSessions(dir, "loop", clk.Now)
 	for i := range sessionHistoryLen + 7 {
-		require.NoError(t, s.ran(fmt.Sprintf("s-%d", i)))
+		require.NoError(t, s.ran(fmt.Sprintf("s-%d", i), 0, false))
 	}
 	require.NoError(t, s.drop(endComplete))
 	history := readHistory(t, s.history)

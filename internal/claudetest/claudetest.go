@@ -1,0 +1,185 @@
+// Package claudetest runs the real Claude Code in tests: the pinned
+// release of the npm package @anthropic-ai/claude-code, whose native
+// binary needs no Node.js, offline, against a fake model
+// (fakemodel.Anthropic) on the loopback interface.
+//
+// Tests find the binary through the environment variable
+// LOOPBREAKER_CLAUDE, else as claude on the PATH when it is the pinned
+// version. .ci/run installs it and sets both LOOPBREAKER_CLAUDE and
+// LOOPBREAKER_CI; under CI a missing binary fails the test, and elsewhere
+// the test is skipped with a message that says how to install it.
+//
+// Start gives Claude Code an environment of its own: a temporary HOME and
+// TMPDIR, ANTHROPIC_BASE_URL at the fake model, an API key that is no
+// key, and CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1. On Linux, where
+// the test may make a network namespace (as root: CI runs as root), the
+// test's thread, the fake model and every process the test starts live
+// in a namespace of their own whose only interface is the loopback, as
+// under unshare -n: nothing can reach the network, whatever Claude Code
+// would try. Elsewhere the tests rely on the environment, and assert
+// that the fake model saw the requests.
+package claudetest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/loopbreaker/loopbreaker/internal/fakemodel"
+)
+
+const (
+	// Version is the Claude Code release the tests are written against.
+	Version = "2.1.328"
+	// Package is the npm package that ships it.
+	Package = "@anthropic-ai/claude-code"
+	// BinaryEnv names the environment variable that gives the binary's
+	// path.
+	BinaryEnv = "LOOPBREAKER_CLAUDE"
+	// RequireEnv names the environment variable that makes a missing
+	// binary a failure rather than a skip: .ci/run sets it.
+	RequireEnv = "LOOPBREAKER_CI"
+)
+
+// ErrNotFound is the error Binary returns when no Claude Code of Version
+// is to be found.
+var ErrNotFound = errors.New("claudetest: Claude Code " + Version + " not found")
+
+// Binary returns the path of Claude Code: BinaryEnv's, which must run,
+// else claude on the PATH when it says it is Version. The error wraps
+// ErrNotFound when there is neither.
+func Binary() (string, error) {
+	if path := os.Getenv(BinaryEnv); path != "" {
+		if v, err := version(path); err != nil || !strings.HasPrefix(v, Version+" ") {
+			return "", fmt.Errorf("%w: %s=%s: %q, %v", ErrNotFound, BinaryEnv, path, v, err)
+		}
+		return path, nil
+	}
+	path, err := exec.LookPath("claude")
+	if err != nil {
+		return "", fmt.Errorf("%w: %s is not set, and there is no claude on the PATH", ErrNotFound, BinaryEnv)
+	}
+	if v, err := version(path); err != nil || !strings.HasPrefix(v, Version+" ") {
+		return "", fmt.Errorf("%w: the claude on the PATH (%s) says %q, %v", ErrNotFound, path, v, err)
+	}
+	return path, nil
+}
+
+// version returns what the binary at path says of its version.
+func version(path string) (string, error) {
+	out, err := exec.Command(path, "--version").Output()
+	return string(bytes.TrimSpace(out)), err
+}
+
+// Install is the command that installs the pinned binary, for a message.
+const Install = "npm install --prefix ~/.cache/loopbreaker/claude-code-" + Version + " " + Package + "@" + Version +
+	" && export " + BinaryEnv + "=~/.cache/loopbreaker/claude-code-" + Version + "/node_modules/.bin/claude"
+
+// Require returns the binary's path (see Binary). Without it the test is
+// skipped, saying how to install it, or fails under CI (RequireEnv set).
+func Require(t testing.TB) string {
+	t.Helper()
+	path, err := Binary()
+	switch {
+	case err == nil:
+		return path
+	case os.Getenv(RequireEnv) != "":
+		t.Fatalf("%v; .ci/run installs it", err)
+	default:
+		t.Skipf("%v; to run the tests against the real Claude Code: %s", err, Install)
+	}
+	return ""
+}
+
+// Env is the environment a test runs Claude Code in.
+type Env struct {
+	// Bin is the path of Claude Code's binary.
+	Bin string
+	// Model is the fake model Claude Code talks to.
+	Model *fakemodel.Anthropic
+	// Home is Claude Code's HOME (its ~/.claude.json and ~/.claude/,
+	// the sessions it keeps); TMPDIR is another temporary directory.
+	Home string
+	// Offline says the test runs in a network namespace whose only
+	// interface is the loopback (see the package comment); false where
+	// no namespace could be made, and the test then relies on the
+	// environment and on asserting what the fake model saw.
+	Offline bool
+}
+
+// Start readies a test (or a benchmark) to run Claude Code against a fake model that
+// answers with answer: it finds the binary (Require), moves the test into
+// a network namespace of its own where it can (Env.Offline), starts the
+// fake model there, and sets the environment Claude Code reads, for the
+// test and every process it starts (t.Setenv: the test must not be
+// parallel). The model is closed when the test ends.
+//
+// The namespace belongs to the test's goroutine's thread, which is locked
+// to it and ends with it: call Start on the test's goroutine, and start
+// Claude Code (or what runs it) from that goroutine.
+func Start(t testing.TB, answer fakemodel.Answerer) *Env {
+	t.Helper()
+	e := &Env{Bin: Require(t)}
+	e.Offline = isolate(t)
+	e.Model = fakemodel.NewAnthropic(answer)
+	t.Cleanup(e.Model.Close)
+	e.Home = t.TempDir()
+	for _, k := range []string{
+		// Other ways to reach a model, or to configure one, that the
+		// person running the tests may have set.
+		"ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_MODEL", "ANTHROPIC_SMALL_FAST_MODEL", "ANTHROPIC_CUSTOM_HEADERS",
+		"CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY", "CLAUDE_CONFIG_DIR",
+		"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_OAUTH_TOKEN",
+		"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "NO_PROXY", "no_proxy",
+	} {
+		t.Setenv(k, "") // restored when the test ends
+		os.Unsetenv(k)
+	}
+	for k, v := range map[string]string{
+		"HOME":               e.Home,
+		"TMPDIR":             t.TempDir(), // Claude Code keeps files in $TMPDIR/claude-<uid>
+		"ANTHROPIC_BASE_URL": e.Model.URL,
+		"ANTHROPIC_API_KEY":  "sk-ant-fake-key-for-tests",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+		"DISABLE_AUTOUPDATER":                      "1",
+	} {
+		t.Setenv(k, v)
+	}
+	return e
+}
+
+// isolate moves the calling goroutine's thread into a new network
+// namespace and brings its loopback interface up; it reports whether it
+// did. The thread stays locked to the goroutine and ends with it, so no
+// other goroutine ever runs in the namespace; processes started from the
+// goroutine start in it. It does nothing off Linux, or where the
+// namespace cannot be made (no privilege), or without ip(8).
+func isolate(t testing.TB) bool {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return false
+	}
+	ip, err := exec.LookPath("ip")
+	if err != nil {
+		t.Log("claudetest: no ip(8) to bring a namespace's loopback up: running in the machine's network")
+		return false
+	}
+	runtime.LockOSThread()
+	if err := syscall.Unshare(syscall.CLONE_NEWNET); err != nil {
+		runtime.UnlockOSThread() // the thread is as it was
+		t.Logf("claudetest: no network namespace (%v): running in the machine's network", err)
+		return false
+	}
+	// From here the thread is the namespace's: it stays locked, and the
+	// runtime ends it when the test's goroutine ends.
+	if out, err := exec.Command(ip, "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		t.Fatalf("claudetest: bringing the namespace's loopback up: %v: %s", err, out)
+	}
+	return true
+}

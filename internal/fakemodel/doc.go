@@ -1,0 +1,25 @@
+// Package fakemodel is a model provider's API, faked for tests: a local
+// httptest server that answers as the provider's API does, from a script
+// the test writes, and records every request it got.
+//
+// Anthropic is the Messages API (POST /v1/messages) as Claude Code and
+// the SDKs use it: text and tool_use answers with their stop reasons and
+// usage (cache tokens included), streamed as server-sent events as the
+// API streams them (message_start, content_block_start, content_block_delta,
+// content_block_stop, message_delta, message_stop), and errors with the
+// status, body and headers the API gives (a 429 with retry-after and the
+// anthropic-ratelimit-unified-* headers, a 529 overloaded_error, the 4xx
+// that stop a client). Point a client at it with its base URL
+// (ANTHROPIC_BASE_URL for Claude Code):
+//
+//	model := fakemodel.NewAnthropic(fakemodel.Script(
+//		fakemodel.Bash("go test ./..."),
+//		fakemodel.Say("The tests pass."),
+//	))
+//	defer model.Close()
+//	// ... run the agent with ANTHROPIC_BASE_URL=model.URL ...
+//	turns := model.Turns() // what the model was sent, turn by turn
+//
+// Nothing leaves the machine: the server listens on the loopback
+// interface only.
+package fakemodel
