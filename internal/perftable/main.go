@@ -61,7 +61,7 @@ var benches = []bench{
 	{".", ".", "BenchmarkCheckCommand/rm-build", "checking `rm -rf node_modules dist && npm ci` against the protected files", ""},
 	{".", ".", "BenchmarkTransport/transport", "a 1 MiB Anthropic stream from a local server, read through the breaker's `http.RoundTripper`", ""},
 	{".", ".", "BenchmarkTransport/direct", "the same stream read without it", ""},
-	{".", "./internal/looprun", "BenchmarkCapture", "looprun's output capture, per 32 KiB written", ""},
+	{"cmd/looprun", "./internal/looprun", "BenchmarkCapture", "looprun's output capture, per 32 KiB written", ""},
 }
 
 // fleetBenches are the rows of the fleet's table: a fleet of workers

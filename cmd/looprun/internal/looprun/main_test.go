@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	looprunBin = filepath.Join(dir, "looprun")
-	build := exec.Command("go", "build", "-o", looprunBin, "../../cmd/looprun")
+	build := exec.Command("go", "build", "-o", looprunBin, "../..")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building looprun:", err)

@@ -1,7 +1,8 @@
 // Package looprun is the looprun command, as a function: Main runs it
 // with the process's arguments and standard streams, on the process's own
-// breaker or on one that Options supplies (a fleet's, shared on Redis).
-// cmd/looprun's documentation says what the command does.
+// breaker or on one that Options supplies (a fleet's, shared on Redis:
+// the command's main package adds the fleet's flags). The command's
+// documentation says what it does.
 package looprun
 
 import (
@@ -41,7 +42,7 @@ const (
 )
 
 // Options adapt the command to another breaker. The zero value is the
-// command as cmd/looprun builds it: one breaker of the process's own,
+// command without its fleet: one breaker of the process's own,
 // saved in .loopbreaker/ in the working directory.
 type Options struct {
 	// Flags, when set, adds flags to the command's own (a fleet's
@@ -55,9 +56,10 @@ type Options struct {
 
 	// NewBreaker, when set, makes the breaker the loop asks. It returns
 	// the breaker and a line the banner shows about it ("fleet agents on
-	// redis://..."). An error stops the command with exit code 2 (usage)
-	// when it is a *UsageError, else 1. A breaker that is a SharedBreaker
-	// is one other runners share.
+	// redis://..."), or a nil breaker for the process's own. An error
+	// stops the command with exit code 2 (usage) when it is a
+	// *UsageError, else 1. A breaker that is a SharedBreaker is one other
+	// runners share.
 	NewBreaker func(Setup) (b Breaker, about string, err error)
 }
 
@@ -439,7 +441,8 @@ func newRunner(o *options, opts Options, guard *loopbreaker.Guard, clk clock, st
 		}
 		r.cb, r.about = cb, about
 		r.shared, _ = cb.(SharedBreaker)
-	} else {
+	}
+	if r.cb == nil {
 		cb, err := loopbreaker.New(cfg)
 		if err != nil {
 			return nil, err

@@ -9,12 +9,16 @@
 //
 // The same binary is both parts: without -worker it starts the workers
 // (itself, with -worker NAME) and prints the fleet's state when they are
-// done. With -looprun, a looprun built from ../../cmd/looprun joins them
-// as one more worker, running a shell agent that meets the same broken
+// done. With -looprun, a looprun joins them as one more worker (with
+// -redis and -fleet), running a shell agent that meets the same broken
 // database:
 //
 //	go build -o /tmp/looprun ./cmd/looprun
 //	go run ./examples/fleet -redis redis://127.0.0.1:6379/0 -looprun /tmp/looprun
+//
+// The example is a module of its own: it requires the looprun module (as
+// a tool, for its test), which requires redisstore, so it cannot live in
+// redisstore without a cycle of modules.
 package main
 
 import (
@@ -46,7 +50,7 @@ func run(args []string, out io.Writer) error {
 	name := flags.String("fleet", "example", "the fleet's name: workers with the same name share one breaker")
 	workers := flags.Int("workers", 3, "how many worker processes to start")
 	worker := flags.String("worker", "", "run as the worker of this name (the workers are started with it)")
-	looprun := flags.String("looprun", "", "the path of the fleet's looprun (redisstore/cmd/looprun), to start as one more worker")
+	looprun := flags.String("looprun", "", "the path of a looprun binary, to start as one more worker of the fleet")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}

@@ -8,19 +8,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loopbreaker/loopbreaker/redisstore/internal/redistest"
+	"github.com/loopbreaker/loopbreaker/internal/redistest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// TestWorkerProcessesStopTogether builds the example and the fleet's
-// looprun, and runs them against a redis-server of their own: three worker
-// processes and a looprun, one breaker.
+// TestWorkerProcessesStopTogether builds the example and looprun (a tool
+// of this module), and runs them against a redis-server of their own:
+// three worker processes and a looprun, one breaker.
 func TestWorkerProcessesStopTogether(t *testing.T) {
 	sock := redistest.Start(t)
 	dir := t.TempDir()
 	bin, looprun := filepath.Join(dir, "fleet"), filepath.Join(dir, "looprun")
-	for pkg, out := range map[string]string{".": bin, "../../cmd/looprun": looprun} {
+	for pkg, out := range map[string]string{".": bin, "github.com/loopbreaker/loopbreaker/cmd/looprun": looprun} {
 		build := exec.Command("go", "build", "-o", out, pkg)
 		build.Stderr = os.Stderr
 		require.NoError(t, build.Run())

@@ -1,17 +1,19 @@
 // Package redistest starts a redis-server of a test's own, on a unix
 // socket in a temporary directory, for the tests of the commands and
-// examples that run against Redis.
+// examples that run against Redis (looprun on a fleet, the fleet example).
+// It speaks to the server with the standard library only, so that the
+// core module it lives in needs no Redis client.
 package redistest
 
 import (
-	"context"
+	"bufio"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 )
 
@@ -43,9 +45,24 @@ func Start(t testing.TB) string {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	})
-	client := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, MaxRetries: -1})
-	defer client.Close()
-	require.Eventually(t, func() bool { return client.Ping(context.Background()).Err() == nil },
+	require.Eventually(t, func() bool { return ping(sock) },
 		10*time.Second, 5*time.Millisecond, "redis-server did not answer")
 	return sock
+}
+
+// ping reports whether a Redis answers PING on the socket.
+func ping(sock string) bool {
+	conn, err := net.DialTimeout("unix", sock, time.Second)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(time.Second)); err != nil {
+		return false
+	}
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	return err == nil && line == "+PONG\r\n"
 }

@@ -108,7 +108,7 @@ func TestCaptureKeepsTheEndOfALongOutputForTheError(t *testing.T) {
 // looprun keeps.
 func TestTheEndKeptGivesTheErrorOfEveryCorpusOutput(t *testing.T) {
 	var files []string
-	for _, pattern := range []string{"../../internal/errtext/testdata/errors/*/*.txt", "../../internal/errtext/testdata/transcripts/*.txt", "../../internal/errtext/testdata/transcripts/*.jsonl"} {
+	for _, pattern := range []string{"../../../../internal/errtext/testdata/errors/*/*.txt", "../../../../internal/errtext/testdata/transcripts/*.txt", "../../../../internal/errtext/testdata/transcripts/*.jsonl"} {
 		found, err := filepath.Glob(pattern)
 		require.NoError(t, err)
 		files = append(files, found...)

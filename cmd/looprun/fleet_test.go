@@ -12,7 +12,7 @@ import (
 
 	"github.com/loopbreaker/loopbreaker"
 	"github.com/loopbreaker/loopbreaker/redisstore"
-	"github.com/loopbreaker/loopbreaker/redisstore/internal/redistest"
+	"github.com/loopbreaker/loopbreaker/internal/redistest"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -208,7 +208,8 @@ func TestBadFleetFlagsAreUsageErrors(t *testing.T) {
 		args []string
 		says string
 	}{
-		{nil, "-redis is required"},
+		{nil, "-worker applies only on a fleet: give -redis"},
+		{[]string{"-fleet", "nightly", "-fail-closed"}, "-fail-closed, -fleet, -worker apply only on a fleet"},
 		{[]string{"-redis", "redis://user:hunter2@[::1"}, "-redis: not a URL"},
 		{[]string{"-redis", "redis://user:hun/ter2@localhost:6379/0"}, "-redis: not a URL"},
 		{[]string{"-redis", "redis://user:hunter2@localhost:6379/x"}, "invalid database number"},
