@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
-	"github.com/loopbreaker/loopbreaker/redisstore"
 	"github.com/loopbreaker/loopbreaker/internal/redistest"
+	"github.com/loopbreaker/loopbreaker/redisstore"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -25,6 +25,7 @@ import (
 
 	"github.com/loopbreaker/loopbreaker"
 	"github.com/loopbreaker/loopbreaker/internal/thresholdflags"
+	"github.com/loopbreaker/loopbreaker/protect"
 )
 
 // Exit codes; see the package comment.
@@ -299,7 +300,7 @@ func parseFlags(args []string, environ []string, stderr io.Writer, opts Options)
 // defaultProtected is what looprun protects when -protect is not given:
 // the library's list, and looprun's configuration file.
 func defaultProtected() []string {
-	return append(loopbreaker.DefaultProtectedPaths(), configFileName)
+	return append(protect.DefaultPaths(), configFileName)
 }
 
 // run is the command on the process's own breaker; it returns the exit
@@ -386,7 +387,7 @@ type runner struct {
 	cb          Breaker
 	shared      SharedBreaker // cb, when other runners share it; else nil
 	about       string        // a line about the breaker for the banner, when it is not the process's own
-	guard       *loopbreaker.Guard
+	guard       *protect.Guard
 	clock       clock
 	state       *stateFile
 	agent       agent
@@ -423,7 +424,7 @@ type lastError struct {
 	log       string // the iteration's log
 }
 
-func newRunner(o *options, opts Options, guard *loopbreaker.Guard, clk clock, stdin io.Reader, stdout, stderr io.Writer) (*runner, error) {
+func newRunner(o *options, opts Options, guard *protect.Guard, clk clock, stdin io.Reader, stdout, stderr io.Writer) (*runner, error) {
 	r := &runner{
 		o: o, guard: guard, clock: clk, out: stdout, errOut: stderr, in: stdin, samples: map[string]string{},
 		logs:       iterationLogs{dir: filepath.Join(o.dir, stateDirName, logsDirName), loop: o.name},

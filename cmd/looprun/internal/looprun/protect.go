@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/protect"
 )
 
 // The protected files: looprun's Guard keeps the paths of -protect from the
@@ -30,8 +30,8 @@ func withStateDir(paths []string) []string {
 // which it prunes, the copies, and the state store's temporary and
 // moved-aside files. Each loop keeps its copies apart, so loops of other
 // names in the same directory do not remove them.
-func newGuard(o *options) (*loopbreaker.Guard, error) {
-	return loopbreaker.NewGuard(o.dir, loopbreaker.GuardConfig{
+func newGuard(o *options) (*protect.Guard, error) {
+	return protect.New(o.dir, protect.Config{
 		Protected: o.protect,
 		Exclude: []string{
 			stateDirName + "/" + logsDirName + "/",
@@ -49,12 +49,12 @@ func newGuard(o *options) (*loopbreaker.Guard, error) {
 // tell (a variable of the environment, which it does not read) is the
 // person's business, not a refusal: note says so, and the check after
 // each iteration stands behind it.
-func checkOwnCommand(g *loopbreaker.Guard, o *options) (note string, err error) {
+func checkOwnCommand(g *protect.Guard, o *options) (note string, err error) {
 	if len(o.argv) == 0 {
 		return "", nil
 	}
 	err = g.CheckCommand(shellLine(o.argv), o.dir)
-	var refusal *loopbreaker.RefusalError
+	var refusal *protect.RefusalError
 	switch {
 	case !errors.As(err, &refusal):
 		return "", err
