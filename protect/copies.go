@@ -126,22 +126,33 @@ func (e *guardEntry) hash(file string, errs *[]error) {
 // differ, and removes the copies of files no longer protected (the first
 // time, those an earlier run left too). Called with g.mu held.
 func (g *Guard) writeCopies() error {
+	copies := len(g.onDisk) > 0
+	for _, e := range g.entries {
+		copies = copies || e.copied
+	}
+	b, err := g.openBackup(copies)
+	if !copies && errors.Is(err, fs.ErrNotExist) {
+		g.swept = true // no copies, and none left from an earlier run
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("protect: copying protected files to %s: %w", g.backupDir, unwrapPath(err))
+	}
+	defer b.Close()
 	var errs []error
 	if !g.swept {
-		g.onDisk = map[string]diskCopy{}
-		err := filepath.WalkDir(g.backupDir, func(p string, d fs.DirEntry, err error) error {
+		clear(g.onDisk)
+		err := fs.WalkDir(b.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return nil
 			}
-			rel, _ := filepath.Rel(g.backupDir, p)
-			rel = filepath.ToSlash(rel)
-			e := g.byPath[rel]
+			e := g.byPath[p]
 			info, err := d.Info()
 			if err == nil && e != nil && e.copied && sameCopy(info, e) {
-				g.onDisk[rel] = diskCopy{sum: e.sum, size: info.Size(), mtime: info.ModTime()}
+				g.onDisk[p] = diskCopy{sum: e.sum, size: info.Size(), mtime: info.ModTime()}
 				return nil
 			}
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := b.Remove(filepath.FromSlash(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 			}
 			return nil
@@ -155,13 +166,12 @@ func (g *Guard) writeCopies() error {
 		if !e.copied {
 			continue
 		}
-		dst := filepath.Join(g.backupDir, filepath.FromSlash(e.path))
 		if c, ok := g.onDisk[e.path]; ok && c.sum == e.sum {
-			if info, err := os.Lstat(dst); err == nil && info.Size() == c.size && info.ModTime().Equal(c.mtime) {
+			if info, err := b.Lstat(filepath.FromSlash(e.path)); err == nil && info.Size() == c.size && info.ModTime().Equal(c.mtime) {
 				continue // still there as written
 			}
 		}
-		c, err := writeCopy(dst, e.data, e.info.ModTime())
+		c, err := writeCopy(b, e.path, e.data, e.info.ModTime())
 		if err != nil {
 			errs = append(errs, fmt.Errorf("protect: copying protected %s: %w", e.path, err))
 			delete(g.onDisk, e.path)
@@ -174,7 +184,7 @@ func (g *Guard) writeCopies() error {
 		if e := g.byPath[rel]; e != nil && e.copied {
 			continue
 		}
-		err := os.Remove(filepath.Join(g.backupDir, filepath.FromSlash(rel)))
+		err := b.Remove(filepath.FromSlash(rel))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 			continue
@@ -196,35 +206,4 @@ type diskCopy struct {
 // the copy's, and its modification time the file's, as the Guard sets it.
 func sameCopy(info fs.FileInfo, e *guardEntry) bool {
 	return info.Mode().IsRegular() && info.Size() == int64(len(e.data)) && info.ModTime().Equal(e.info.ModTime())
-}
-
-// writeCopy writes a copy atomically (a temporary file renamed), readable
-// by its owner only (a protected file may hold a secret), and dates it as
-// the file it copies.
-func writeCopy(dst string, data []byte, mtime time.Time) (diskCopy, error) {
-	dir := filepath.Dir(dst)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return diskCopy{}, err
-	}
-	f, err := os.CreateTemp(dir, ".copy-*")
-	if err != nil {
-		return diskCopy{}, err
-	}
-	_, err = f.Write(data)
-	if closeErr := f.Close(); err == nil {
-		err = closeErr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), dst)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return diskCopy{}, err
-	}
-	_ = os.Chtimes(dst, mtime, mtime)
-	info, err := os.Lstat(dst)
-	if err != nil {
-		return diskCopy{}, err
-	}
-	return diskCopy{size: info.Size(), mtime: info.ModTime()}, nil
 }

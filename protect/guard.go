@@ -99,8 +99,9 @@ type Config struct {
 // modification time. A Guard is safe for concurrent use; its methods
 // serialize on the Guard's own lock, never on a breaker's.
 type Guard struct {
-	root      string   // absolute, in the system's form
-	roots     []string // root's "/"-separated absolute forms: as given, and with links resolved when that differs
+	root      string      // absolute, in the system's form
+	rootInfo  fs.FileInfo // the root when the Guard was made: writes go only there
+	roots     []string    // root's "/"-separated absolute forms: as given, and with links resolved when that differs
 	specs     []guardSpec
 	exclude   [][]string // path segments of patterns
 	backupDir string     // absolute, in the system's form
@@ -173,7 +174,7 @@ func New(root string, cfg Config) (*Guard, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("protect: guard root %s is not a directory", abs)
 	}
-	g := &Guard{root: abs, maxBytes: cfg.MaxBackupBytes, byPath: map[string]*guardEntry{}}
+	g := &Guard{root: abs, rootInfo: info, maxBytes: cfg.MaxBackupBytes, byPath: map[string]*guardEntry{}, onDisk: map[string]diskCopy{}}
 	g.roots = []string{slashAbs(abs)}
 	if resolved, err := filepath.EvalSymlinks(abs); err == nil && resolved != abs {
 		g.roots = append(g.roots, slashAbs(resolved))

@@ -325,7 +325,7 @@ func TestUnwritableBackupDirectoryIsAnErrorButCopiesStayInMemory(t *testing.T) {
 	writeFile(t, root, "not-a-dir", "a file where the backup directory should be")
 	g, err := New(root, Config{BackupDir: "not-a-dir/copies"})
 	require.NoError(t, err)
-	assert.ErrorContains(t, g.Refresh(), "copying protected CLAUDE.md")
+	assert.ErrorContains(t, g.Refresh(), "copying protected files to "+filepath.Join(root, "not-a-dir", "copies")+": not-a-dir is not a folder")
 	removeAll(t, root, "CLAUDE.md")
 	assert.EqualError(t, g.Restore(), "protect: protected files lost: CLAUDE.md deleted, restored from its copy")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -147,7 +148,10 @@ func (g *Guard) Verify() error {
 // copy, from the content git held for it when the Guard last took stock
 // (when git held exactly that content). A file that exists is never
 // written over, but for an emptied one, which has nothing to lose. Each
-// file comes back with its mode and modification time. It returns what
+// file comes back with its mode and modification time. Nothing is written
+// outside the root, nor through a folder that is now a link or a file
+// (specs/ moved away and a link to another directory in its place): what
+// lies under it is reported not restored. It returns what
 // Verify would, with what was done about each loss ([Loss.From],
 // [Loss.Why]), and nil when nothing was lost.
 func (g *Guard) Restore() error {
@@ -269,51 +273,62 @@ func (g *Guard) changed(e *guardEntry, info fs.FileInfo) bool {
 	return false
 }
 
-// restore verifies and puts back what it can. Called with g.mu held.
+// restore verifies and puts back what it can, inside the root only.
+// Called with g.mu held.
 func (g *Guard) restore() []Loss {
 	lost := g.check()
+	var r *os.Root
+	var rootErr error
 	for i := range lost {
 		l := &lost[i]
 		e := g.byPath[strings.TrimSuffix(l.Path, "/")]
 		switch l.What {
 		case LossDeleted, LossEmptied:
-			g.putBack(e, l)
+			if r == nil && rootErr == nil {
+				r, rootErr = g.openRoot()
+			}
+			if rootErr != nil {
+				l.Why = "not restored: " + rootErr.Error()
+				continue
+			}
+			g.putBack(r, e, l)
 		case LossChanged, LossReplaced:
 			l.Why = "not restored: something is there, and a Guard never writes over it"
 		}
 	}
+	if r != nil {
+		r.Close()
+	}
 	return lost
 }
 
-// putBack restores one entry that was deleted or emptied.
-func (g *Guard) putBack(e *guardEntry, l *Loss) {
-	file := e.file
-	var err error
-	switch e.kind {
-	case kindDir:
-		if err = os.MkdirAll(filepath.Dir(file), 0o755); err == nil {
-			err = os.Mkdir(file, e.info.Mode().Perm())
+// putBack restores one entry that was deleted or emptied, through r, the
+// root: never through a folder the agent replaced with a link.
+func (g *Guard) putBack(r *os.Root, e *guardEntry, l *Loss) {
+	err := realDirs(r, path.Dir(e.path), 0o755)
+	if err == nil {
+		name := filepath.FromSlash(e.path)
+		switch e.kind {
+		case kindDir:
+			err = r.Mkdir(name, e.info.Mode().Perm())
 			switch {
 			case err == nil:
-				_ = os.Chmod(file, e.info.Mode().Perm())
+				_ = r.Chmod(name, e.info.Mode().Perm())
 			case errors.Is(err, fs.ErrExist):
-				err = nil // made meanwhile
+				err = realDirs(r, e.path, 0o755) // made meanwhile: a folder, or refused
 			}
-		}
-	case kindLink:
-		if err = os.MkdirAll(filepath.Dir(file), 0o755); err == nil {
-			err = os.Symlink(e.target, file)
-		}
-	case kindFile:
-		data, from, why := g.content(e)
-		if from == "" {
-			l.Why = "not restored: " + why
-			return
-		}
-		err = writeRestored(file, data, e.info, l.What == LossEmptied)
-		if err == nil {
-			l.From = from
-			return
+		case kindLink:
+			err = r.Symlink(e.target, name)
+		case kindFile:
+			data, from, why := g.content(e)
+			if from == "" {
+				l.Why = "not restored: " + why
+				return
+			}
+			if err = writeRestored(r, e.path, data, e.info, l.What == LossEmptied); err == nil {
+				l.From = from
+				return
+			}
 		}
 	}
 	if err != nil {
@@ -338,38 +353,6 @@ func (g *Guard) content(e *guardEntry) (data []byte, from, why string) {
 		return nil, "", "no copies are kept (MaxBackupBytes is negative), and git held no commit of it as it was"
 	}
 	return nil, "", fmt.Sprintf("it had no copy (the copies may take %s in all), and git held no commit of it as it was", formatBytes(g.maxBytes))
-}
-
-// writeRestored writes a restored file: a new one, never over a file that
-// exists, or, for an emptied one, into the file if it is still empty.
-func writeRestored(file string, data []byte, was fs.FileInfo, emptied bool) error {
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return err
-	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if emptied {
-		flags = os.O_WRONLY
-	}
-	f, err := os.OpenFile(file, flags, was.Mode().Perm())
-	if err != nil {
-		return err
-	}
-	if emptied {
-		if info, err := f.Stat(); err != nil || info.Size() != 0 {
-			f.Close()
-			return errors.New("it is not empty any more")
-		}
-	}
-	_, err = f.Write(data)
-	if closeErr := f.Close(); err == nil {
-		err = closeErr
-	}
-	if err != nil {
-		return err
-	}
-	_ = os.Chmod(file, was.Mode().Perm())
-	_ = os.Chtimes(file, was.ModTime(), was.ModTime())
-	return nil
 }
 
 // formatBytes writes a byte count the way people read it: 16 MiB, 512 KiB.

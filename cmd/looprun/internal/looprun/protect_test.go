@@ -68,6 +68,33 @@ if [ $n -eq 2 ]; then rm CLAUDE.md; echo "removed the stale CLAUDE.md"; fi
 	assert.Equal(t, 3, r.runs(t), "a person resumed")
 }
 
+// An agent that moves specs/ away and puts a link to a directory outside
+// the repository in its place: the loop stops (exit 7) saying specs/ was
+// replaced, and nothing is restored through the link: the outside
+// directory stays empty.
+func TestAgentThatLinksAFolderOutsideGetsNothingWrittenThere(t *testing.T) {
+	outside := t.TempDir()
+	r := newRepo(t, `echo "step $n" > "work_$n.txt"
+if [ $n -eq 2 ]; then mv specs specs.moved && ln -s "$OUTSIDE" specs; fi
+`)
+	t.Setenv("OUTSIDE", outside)
+	r.writeLoopFiles(t)
+	writeFile := func(p, content string) {
+		full := filepath.Join(r.dir, filepath.FromSlash(p))
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
+	}
+	writeFile("specs/api/v1.md", "GET /v1/plans\n")
+
+	out, code := r.looprun(t, "", "-interactive", "no", "-max-iterations", "5")
+	assert.Equal(t, exitProtected, code, out)
+	assert.Equal(t, 2, r.runs(t))
+	assert.Contains(t, out, "specs/ replaced")
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing restored through the link:\n%s", out)
+}
+
 // The issue's second story: an agent that runs git clean -fdx takes every
 // untracked and ignored file, the loop's state and the copies in it too;
 // it loses no protected path.
