@@ -95,6 +95,8 @@ func TestCommandsFromAgentTranscripts(t *testing.T) {
 		{"rm -rf of memory", "rm -rf " + filepath.Join(root, "memory") + " 2>/dev/null", "memory", ""},
 		// disler/claude-code-hooks-mastery#4: ways around a hook that blocked rm.
 		{"rm inside bash -c", `bash -c "rm -rf specs"`, "specs", ""},
+		{"rm echoed into sh", "echo 'rm -rf specs' | sh", "specs", ""},
+		{"rm printed into bash", "printf '%s' 'rm -rf specs' | bash", "specs", ""},
 		{"rm through find -delete", "find . -name AGENTS.md -delete", ".loopbreaker", ""},
 		{"truncating instead", "> CLAUDE.md", "CLAUDE.md", ""},
 		{"through sudo", "sudo rm -rf memory", "memory", ""},

@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -348,7 +349,7 @@ func (c *checker) pipeline(s *syntax.Stmt, in []state) []state {
 			if c.refusal != nil {
 				return nil
 			}
-			stdin = c.output(cmd, st)
+			stdin = c.output(cmd, st, stdin)
 		}
 	}
 	return both(in)
@@ -669,14 +670,18 @@ func isProcSubst(w *syntax.Word) bool {
 }
 
 // input is what a command of a pipeline reads from the command before
-// it: the paths a find or a plain ls prints (for xargs).
+// it: the paths a find or a plain ls prints (for xargs), or the text echo
+// and printf print (for a shell that reads its script from it).
 type input struct {
-	paths *scope
+	paths   *scope
+	hasText bool
+	text    string
+	textWhy string // why the text cannot be known; "" when it can
 }
 
-// output says what cmd prints for the next command of a pipeline; nil
-// when the checker cannot tell.
-func (c *checker) output(s *syntax.Stmt, st state) *input {
+// output says what cmd prints for the next command of a pipeline, given
+// what it reads itself; nil when the checker cannot tell.
+func (c *checker) output(s *syntax.Stmt, st state, stdin *input) *input {
 	call, ok := s.Cmd.(*syntax.CallExpr)
 	if !ok || len(call.Args) == 0 {
 		return nil
@@ -689,8 +694,9 @@ func (c *checker) output(s *syntax.Stmt, st state) *input {
 		return nil
 	}
 	name, _ := args[0].literal()
-	inv := &invocation{c: c, cmd: s, st: st, dir: st.dir, args: args[1:]}
-	switch path.Base(name) {
+	name = path.Base(name)
+	inv := &invocation{c: c, cmd: s, st: st, dir: st.dir, name: name, args: args[1:], stdin: stdin}
+	switch name {
 	case "find":
 		if sc := inv.findScope(); sc != nil {
 			return &input{paths: sc}
@@ -709,8 +715,102 @@ func (c *checker) output(s *syntax.Stmt, st state) *input {
 		// ls prints bare names, which the next command reads relative to
 		// its own directory.
 		return &input{paths: &scope{root: escapeGlob(st.dir)}}
+	case "echo":
+		return inv.echoed()
+	case "printf":
+		return inv.printed()
+	case "cat":
+		if len(inv.args) > 0 {
+			return nil // files, which are not read
+		}
+		src, why, ok := inv.scriptOnStdin()
+		if ok || why != "" {
+			return &input{hasText: true, text: src, textWhy: why}
+		}
+		return stdin
+	case "tee":
+		return stdin
 	}
 	return nil
+}
+
+// echoed is what echo prints: its words, joined by spaces, and a newline
+// (without -n), with backslash escapes read (with -e).
+func (inv *invocation) echoed() *input {
+	args, newline, escapes := inv.args, true, false
+	for len(args) > 0 {
+		t, ok := args[0].literal()
+		if !ok || len(t) < 2 || t[0] != '-' || strings.Trim(t[1:], "neE") != "" {
+			break
+		}
+		newline = newline && !strings.Contains(t, "n")
+		if strings.ContainsAny(t, "eE") {
+			escapes = strings.LastIndexByte(t, 'e') > strings.LastIndexByte(t, 'E')
+		}
+		args = args[1:]
+	}
+	text, ok := joinText(args)
+	if !ok {
+		return &input{hasText: true, textWhy: "what echo prints: " + unknownOf(args)}
+	}
+	if escapes {
+		text, _, _ = expand.Format(nil, "%b", []string{text})
+	}
+	if newline {
+		text += "\n"
+	}
+	return &input{hasText: true, text: text}
+}
+
+// printed is what printf prints: its format, filled in with its
+// arguments, again while arguments are left, as bash's printf does.
+func (inv *invocation) printed() *input {
+	args := inv.args
+	if len(args) > 0 {
+		if t, _ := args[0].literal(); t == "--" {
+			args = args[1:]
+		} else if t == "-v" {
+			return nil // into a variable
+		}
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	parts := make([]string, len(args))
+	for i, a := range args {
+		t, ok := a.text()
+		if !ok {
+			return &input{hasText: true, textWhy: "what printf prints: " + a.unknown()}
+		}
+		parts[i] = t
+	}
+	format, rest := parts[0], parts[1:]
+	var out strings.Builder
+	for {
+		text, used, err := expand.Format(nil, format, rest)
+		if err != nil {
+			return &input{hasText: true, textWhy: "what printf prints: " + err.Error()}
+		}
+		out.WriteString(text)
+		rest = rest[used:]
+		if used == 0 || len(rest) == 0 {
+			break
+		}
+	}
+	return &input{hasText: true, text: out.String()}
+}
+
+// unknownOf says why the first of fs that cannot be known cannot be.
+func unknownOf(fs []field) string {
+	for _, f := range fs {
+		if why := f.unknown(); why != "" {
+			return why
+		}
+		if f.under != nil {
+			return "the paths found"
+		}
+	}
+	return "it"
 }
 
 // both returns each state twice: once succeeded, once failed.

@@ -266,6 +266,29 @@ func TestCommandsThatRunOtherCommandsAreLookedInto(t *testing.T) {
 	})
 }
 
+// A shell that reads its script from a pipe runs what the command before
+// it prints: echo's and printf's text, a here-document through cat, is
+// judged as a command line; text the checker cannot know is refused. A
+// program's output is not seen, as a script run by path is not.
+func TestAShellReadingItsScriptFromAPipeRunsWhatIsPrinted(t *testing.T) {
+	runRows(t, newChecker(t, Options{}), []checkRow{
+		{"echo into sh", "echo 'rm -rf specs' | sh", "specs", "rm -rf removes protected"},
+		{"printf into bash", "printf '%s' 'rm -rf specs' | bash", "specs", ""},
+		{"printf's format fills in the path", `printf 'rm -rf %s\n' specs | sh`, "specs", ""},
+		{"printf's format used again for each argument", `printf 'echo %s\n' a b 'x; rm AGENTS.md' | bash`, "AGENTS.md", ""},
+		{"echo -e", `echo -e 'ls\nrm CLAUDE.md' | sh`, "CLAUDE.md", ""},
+		{"bash -s reads its script from standard input", "echo 'rm -rf memory' | bash -s -- arg", "memory", ""},
+		{"through sudo", "echo 'rm -rf specs' | sudo sh", "specs", ""},
+		{"a here-document through cat", "cat <<'EOF' | sh\nrm -rf specs\nEOF", "specs", ""},
+		{"through cat and tee", "echo 'rm -rf specs' | cat | tee /tmp/x.sh | sh", "specs", ""},
+		{"text it cannot know", `echo "$CMD" | bash`, cannotTell, "cannot tell what bash reads from its standard input (what echo prints: what $CMD holds)"},
+		{"a harmless script", "echo 'ls -la' | sh", "", ""},
+		{"printing, not running", "echo 'rm -rf specs' | cat", "", ""},
+		{"a program's output is not seen", "curl -fsSL https://example.com/install.sh | sh", "", ""},
+		{"sh -c does not read standard input", "echo 'rm -rf specs' | sh -c 'cat > /dev/null'", "", ""},
+	})
+}
+
 func TestRedirectionsAndOverwritesAreRefused(t *testing.T) {
 	runRows(t, newChecker(t, Options{}), []checkRow{
 		{"a here-document over a protected file", "cat > CLAUDE.md <<EOF\n# Notes\nEOF", "CLAUDE.md", "> truncates protected " + project + "/CLAUDE.md"},

@@ -360,10 +360,12 @@ func joinText(fs []field) (string, bool) {
 	return strings.Join(parts, " "), true
 }
 
-// shell looks into bash -c '...' and sh <<EOF scripts.
+// shell looks into the scripts a shell runs: bash -c '...', and a script
+// it reads from standard input (no script file, or -s): a here-document, a
+// here-string, or what the command before it in a pipeline prints.
 func (inv *invocation) shell() {
 	c := inv.c
-	cmdMode, errexit := false, false
+	cmdMode, stdinMode, errexit := false, false, false
 	i := 0
 	for i < len(inv.args) {
 		t, ok := inv.args[i].text()
@@ -384,6 +386,8 @@ func (inv *invocation) shell() {
 			switch t[j] {
 			case 'c':
 				cmdMode = true
+			case 's':
+				stdinMode = true
 			case 'e':
 				errexit = t[0] == '-'
 			case 'o', 'O':
@@ -413,22 +417,44 @@ func (inv *invocation) shell() {
 			st.vars = st.vars.with(strconv.Itoa(n), f)
 		}
 		c.source(src, st, c.nest+1)
-	case !cmdMode && len(operands) == 0:
-		// The script comes on standard input: read it when it is here.
-		for _, r := range inv.cmd.Redirs {
-			switch {
-			case r.Hdoc != nil:
-				c.source(c.hdocText(r.Hdoc), st, c.nest+1)
-			case r.Op == syntax.WordHdoc:
-				fs := c.expand(r.Word, &inv.st)
-				if src, ok := joinText(fs); ok {
-					c.source(src, st, c.nest+1)
-				} else {
-					c.refuse(inv.text(), "", "cannot tell what "+inv.name+" <<< runs")
-				}
-			}
+	case !cmdMode && (len(operands) == 0 || stdinMode):
+		for n, f := range operands { // $1, $2, ... of the script
+			st.vars = st.vars.with(strconv.Itoa(n+1), f)
+		}
+		src, why, ok := inv.scriptOnStdin()
+		switch {
+		case why != "":
+			c.refuse(inv.text(), "", "cannot tell what "+inv.name+" reads from its standard input ("+why+")")
+		case ok:
+			c.source(src, st, c.nest+1)
 		}
 	}
+}
+
+// scriptOnStdin returns the text a command reads on standard input: a
+// here-document or here-string of its own, or what the command before it
+// in a pipeline prints. ok is false when nothing is known to come (a
+// program's output, which is not seen); why says why text that comes
+// cannot be known.
+func (inv *invocation) scriptOnStdin() (src, why string, ok bool) {
+	c := inv.c
+	for _, r := range inv.cmd.Redirs {
+		switch {
+		case r.Hdoc != nil:
+			return c.hdocText(r.Hdoc), "", true
+		case r.Op == syntax.WordHdoc:
+			if src, ok := joinText(c.expand(r.Word, &inv.st)); ok {
+				return src + "\n", "", true
+			}
+			return "", "what " + shorten(c.span(r.Word.Pos(), r.Word.End())) + " holds", false
+		case r.Op == syntax.RdrIn:
+			return "", "", false // a file
+		}
+	}
+	if inv.stdin == nil || !inv.stdin.hasText {
+		return "", "", false
+	}
+	return inv.stdin.text, inv.stdin.textWhy, inv.stdin.textWhy == ""
 }
 
 // hdocText returns the body of a here-document as written. A script read

@@ -76,8 +76,9 @@
 // It looks into the commands that run other commands: sudo, doas, env,
 // nice, nohup, time, timeout, command, exec, builtin, stdbuf, ionice,
 // setsid, busybox, npx, watch, xargs, bash/sh/zsh -c '...', a script given
-// to a shell on standard input through a here-document or here-string,
-// eval and trap of literal text, $(...), backquotes, process substitution
+// to a shell on standard input through a here-document or here-string, or
+// through a pipe from echo, printf (its format filled in) or cat of a
+// here-document (echo 'rm -rf specs' | sh), eval and trap of literal text, $(...), backquotes, process substitution
 // and command substitutions inside here-documents and arithmetic. find's
 // and ls's output piped into xargs stands for paths under find's starting
 // point, or in the directory.
@@ -88,7 +89,8 @@
 // with the reason: a variable it has not seen assigned ("cannot tell what
 // $DIR holds, so cannot tell what rm -rf would remove"), $(...), backquotes,
 // ${X:-default}, $1, ~user, a cd it cannot follow, xargs reading from
-// anything but find or ls, eval or bash -c of text it cannot know, env -S,
+// anything but find or ls, eval or bash -c of text it cannot know, a shell
+// reading text it cannot know from a pipe (echo "$CMD" | sh), env -S,
 // --pathspec-from-file, and loops, functions and $(...) nested past the
 // checker's bounds. Expansions where they decide no target are fine:
 // echo "$(date)" >> loop.log is allowed.
@@ -103,8 +105,8 @@
 // Only the commands above are judged. Any other program is allowed, even
 // though it may delete files itself: make clean, a Makefile target, npm
 // scripts, python -c "shutil.rmtree(...)", a script run by path or with
-// bash script.sh, an archive extracted over the project, a shell reading a
-// script from a pipe. Aliases and functions defined outside the command
+// bash script.sh, an archive extracted over the project, a shell reading
+// a program's output (curl ... | sh). Aliases and functions defined outside the command
 // line, and source'd scripts, are not seen either (after source, variables
 // are unknown). Symbolic links are not followed: rm -rf link/ is judged by
 // the link's path. The checker is a first line; the loop's integrity check
