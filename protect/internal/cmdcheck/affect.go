@@ -62,6 +62,7 @@ const (
 	verbStash
 	verbEdit
 	verbGiven
+	verbDeleteLines
 )
 
 var verbs = [...]struct{ does, may, base string }{
@@ -75,6 +76,8 @@ var verbs = [...]struct{ does, may, base string }{
 	verbStash:     {"stashes", "may stash", "stash"},
 	verbEdit:      {"edits", "may edit", "edit"},
 	verbGiven:     {"is given", "may be given", "be given"},
+
+	verbDeleteLines: {"deletes lines of", "may delete lines of", "delete lines of"},
 }
 
 // action is what a command does to a target.
@@ -84,6 +87,8 @@ type action struct {
 	overwrite bool     // a target that does not exist is not affected (Options.Stat)
 	edit      bool     // only read-only paths count
 	git       GitState // not 0: only protected paths git holds in one of these states count
+	maybe     bool     // the command may do it, or not: the checker cannot tell
+	why       string   // said after the reason, in parentheses: what makes it so
 }
 
 // affect checks a target of the invocation; it reports true when it
@@ -191,6 +196,9 @@ func (inv *invocation) affectPath(a action, segs []segment, shown, litPath strin
 				continue
 			}
 		}
+		if a.why != "" {
+			note = " (" + a.why + ")" + note
+		}
 		c.refuse(inv.text(), p.path, inv.why(a, rel, shown, isPatternPath(segs), found, p)+note)
 		return true
 	}
@@ -202,7 +210,7 @@ func (inv *invocation) affectPath(a action, segs []segment, shown, litPath strin
 func (inv *invocation) why(a action, rel relation, shown string, pattern, found bool, p *protPath) string {
 	v := verbs[a.verb]
 	does := v.does
-	if pattern || found {
+	if pattern || found || a.maybe {
 		does = v.may
 	}
 	what := shown

@@ -325,6 +325,37 @@ func TestRedirectionsAndOverwritesAreRefused(t *testing.T) {
 	})
 }
 
+// sed -i, editing in place, is an edit; a script that empties the file or
+// cuts it short (d of every line, a range to the end, q, -n keeping only
+// what it prints) loses it, as > does, and so does renaming.
+func TestTruncatingOrRenamingAProtectedFileIsRefused(t *testing.T) {
+	runRows(t, newChecker(t, Options{}), []checkRow{
+		{"sed -i d", "sed -i d IMPLEMENTATION_PLAN.md", "IMPLEMENTATION_PLAN.md", "sed -i deletes lines of protected " + project + "/IMPLEMENTATION_PLAN.md (d of every line)"},
+		{"sed -i 1,$d", "sed -i '1,$d' CLAUDE.md", "CLAUDE.md", ""},
+		{"a range to the end", "sed -i '2,$d' CLAUDE.md", "CLAUDE.md", ""},
+		{"every line but those picked", `sed -i '/^#/!d' AGENTS.md`, "AGENTS.md", "(d of every line the address does not pick)"},
+		{"one of several scripts", "sed -i -e 's/a/b/' -e d specs/api.md", "specs", ""},
+		{"in a block", "sed -i '{s/a/b/;d}' CLAUDE.md", "CLAUDE.md", ""},
+		{"q cuts the rest", "sed -i 10q IMPLEMENTATION_PLAN.md", "IMPLEMENTATION_PLAN.md", "(q drops the lines after it)"},
+		{"-n keeps only what it prints", "sed -n -i '/keep/p' AGENTS.md", "AGENTS.md", "(-n: only the lines it prints are kept)"},
+		{"c of every line", `sed -i 'c\' CLAUDE.md`, "CLAUDE.md", ""},
+		{"a script in a file", "sed -i -f fix.sed CLAUDE.md", "CLAUDE.md", "may delete lines of"},
+		{"w writes a file", "sed -n '/TODO/w CLAUDE.md' notes.md", "CLAUDE.md", "sed -n truncates protected"},
+		{"e runs a command", "sed '1e rm -rf specs' notes.md", "specs", "rm -rf removes protected"},
+		{"an edit", "sed -i 's/TODO/DONE/g' IMPLEMENTATION_PLAN.md", "", ""},
+		{"deleting the lines picked is an edit", `sed -i '/^- \[x\]/d' IMPLEMENTATION_PLAN.md`, "", ""},
+		{"deleting one line is an edit", "sed -i '3d' CLAUDE.md", "", ""},
+		{"deleting a range is an edit", "sed -i '10,20d' CLAUDE.md", "", ""},
+		{"appending a line", `sed -i '$a\- [ ] docs' IMPLEMENTATION_PLAN.md`, "", ""},
+		{"d in a file that is not protected", "sed -i d notes.md", "", ""},
+		{"perl's rename", "rename 's/md/bak/' *.md", "IMPLEMENTATION_PLAN.md", "rename may move " + project + "/*.md"},
+		{"util-linux's rename", "rename .md .bak CLAUDE.md", "CLAUDE.md", ""},
+		{"prename of a folder", "prename 's/specs/old-specs/' specs", "specs", ""},
+		{"rename -n changes nothing", "rename -n 's/md/bak/' *.md", "", ""},
+		{"rename elsewhere", "rename 's/txt/md/' notes/*.txt", "", ""},
+	})
+}
+
 func TestFindIsRefusedWhenAProtectedPathLiesUnderIt(t *testing.T) {
 	runRows(t, newChecker(t, Options{}), []checkRow{
 		{"-delete from the project", "find . -name '*.pyc' -delete", ".loopbreaker", "find -delete may remove paths found under " + project + ", which holds protected"},

@@ -128,6 +128,8 @@ func (inv *invocation) run(args []field) []state {
 		inv.dd()
 	case "sed":
 		inv.sed()
+	case "rename", "prename", "perl-rename", "file-rename":
+		inv.rename()
 	case "perl":
 		inv.perl()
 	case "find":
@@ -882,69 +884,20 @@ func (inv *invocation) dd() {
 	}
 }
 
-// sed -i edits its files in place: GNU's -i[SUFFIX] and BSD's -i SUFFIX.
-func (inv *invocation) sed() {
-	if !inv.c.g.hasReadOnly() {
+// rename moves its files to new names: perl's rename (prename,
+// file-rename: an expression, then the files; or -e EXPR) and
+// util-linux's (FROM TO FILES, whose TO is taken as a file too, which
+// refuses nothing more). -n changes nothing.
+func (inv *invocation) rename() {
+	opts, operands := parseOpts(inv.args, optSpec{shortArgs: "e", longArgs: []string{"expr"}})
+	if has(opts, "n", "no-act", "nono", "just-print", "dry-run") || len(operands) == 0 {
 		return
 	}
-	args := inv.args
-	inPlace, script := false, false
-	var operands []field
-	rest := false
-	for i := 0; i < len(args); i++ {
-		t, ok := args[i].text()
-		if rest || !ok || len(t) < 2 || t[0] != '-' {
-			operands = append(operands, args[i])
-			continue
-		}
-		if t == "--" {
-			rest = true
-			continue
-		}
-		if strings.HasPrefix(t, "--") {
-			o := option{long: true}
-			var eq bool
-			o.name, _, eq = strings.Cut(t[2:], "=")
-			switch {
-			case o.is("in-place"):
-				inPlace = true
-			case o.is("expression", "file"):
-				script = true
-				if !eq {
-					i++
-				}
-			case o.is("line-length") && !eq:
-				i++
-			}
-			continue
-		}
-		for j := 1; j < len(t); j++ {
-			switch t[j] {
-			case 'i':
-				inPlace = true
-				if j+1 == len(t) && i+1 < len(args) {
-					if s, ok := args[i+1].literal(); ok && (s == "" || strings.HasPrefix(s, ".") && !strings.Contains(s, "/")) {
-						i++ // BSD sed: -i '' or -i .bak
-					}
-				}
-				j = len(t)
-			case 'e', 'f', 'l':
-				script = script || t[j] != 'l'
-				if j+1 == len(t) {
-					i++
-				}
-				j = len(t)
-			}
-		}
-	}
-	if !inPlace {
-		return
-	}
-	if !script && len(operands) > 0 {
-		operands = operands[1:]
+	if _, ok := value(opts, "e", "expr"); !ok {
+		operands = operands[1:] // the expression, or FROM
 	}
 	for _, f := range operands {
-		if inv.affect(action{verb: verbEdit, edit: true}, f) {
+		if inv.affect(action{verb: verbMove, deep: true}, f) {
 			return
 		}
 	}

@@ -69,6 +69,11 @@
 //     without -f counts too (clean.requireForce may be off). Plain branch
 //     switches (git checkout main, git switch main) are allowed: git
 //     refuses to overwrite changes there.
+//   - sed -i whose script empties the file or cuts it short (d of every
+//     line, a range to $, an address with !, q, -n), and rename (perl's
+//     and util-linux's) of a protected path; sed's w writes its file.
+//     Deleting the lines an address picks (sed -i '/^- \[x\]/d') is an
+//     edit.
 //   - Edits (sed -i, perl -i, >>, tee -a) of the paths in Options.ReadOnly.
 //     Editing a protected path that is not read-only is allowed: the agent
 //     is meant to update its plan, not delete it.

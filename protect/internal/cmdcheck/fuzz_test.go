@@ -35,6 +35,12 @@ func FuzzCheck(f *testing.F) {
 		"git commit -m \"$(cat <<'EOF'\nfix (really)\nEOF\n)\"",
 		"echo $'a\\tb' ${x:-$(rm y)} `ls` <(cat) ~bob",
 		"arr=(a b); echo !(keep).md",
+		"sed -i -e '/^#/!{s/a/b/w out;d}' -e '$q' -n IMPLEMENTATION_PLAN.md",
+		`sed -i '\,x,I,+3d;y/abc/xyz/;a\
+text' CLAUDE.md`,
+		"rename 's/md/bak/' *.md",
+		"printf 'rm -rf %s\\n' specs | bash -s",
+		"echo -e 'ls\\nrm x' | cat | sh",
 		"echo 'unterminated",
 		"\x00\xff\xfe rm -rf \xc3\x28",
 	} {
