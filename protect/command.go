@@ -44,22 +44,26 @@ func (e *RefusalError) Is(target error) bool { return target == ErrProtected }
 // directory), or edit a read-only one, and a *RefusalError (matching
 // [ErrProtected]) for the first command that would.
 //
-// It reads the line as the shell does (quotes, here-documents, ;, &&, ||,
-// pipes, subshells, functions, loops, braces, variables the line sets, cd)
-// and judges rm, rmdir, unlink, shred, mv, cp, >, tee, truncate, dd,
-// find -delete and -exec, rsync, sed -i, and git clean, rm, checkout,
-// restore, reset --hard, stash, mv and switch, also through sudo, env,
-// xargs, timeout, bash -c, eval and the like. A glob is matched against
-// the protected paths, not the disk (rm *.md touches AGENTS.md), and a
-// file that does not exist yet can be written. In a git work tree it asks
+// It parses the line as bash does (mvdan.cc/sh's parser: quotes,
+// here-documents, ;, &&, ||, pipes, subshells, functions, loops, braces),
+// follows the variables the line sets and its cds, runs nothing, and
+// judges rm, rmdir, unlink, shred, mv, cp, rename, >, tee, truncate, dd,
+// find -delete and -exec (against find's tests and the files the Guard
+// protects), rsync, sed -i that empties or cuts a file, and git clean,
+// rm, checkout, restore, reset --hard, stash, mv and switch, also through
+// sudo, env, xargs, timeout, bash -c, eval, a shell reading echo's or
+// printf's text from a pipe, and the like. A glob is matched against the
+// protected paths, not the disk (rm *.md touches AGENTS.md), and a file
+// that does not exist yet can be written. In a git work tree it asks
 // git (once, when the line holds a git command that removes files) which
 // protected paths are tracked, modified, untracked or ignored: git clean
 // -fd in a tree whose protected files are tracked is allowed, git clean
 // -fdx refuses when an ignored protected directory would go.
 //
 // Where it cannot tell whether a protected path is touched (a variable it
-// has not seen set, $(...), xargs fed by anything but find or ls, a line
-// it cannot parse), it refuses and says why. Other programs are not
+// has not seen set, $(...), xargs fed by anything but find or ls, a shell
+// fed text it cannot know, a line it cannot parse), it refuses and says
+// why. Other programs are not
 // judged (make clean, a script, python -c): the integrity check after the
 // iteration is the backstop. Links are not followed.
 func (g *Guard) CheckCommand(cmdline, dir string) error {
@@ -75,6 +79,7 @@ func (g *Guard) CheckCommand(cmdline, dir string) error {
 		Stat:       statSlash,
 		Git:        st.state,
 		IgnoreCase: runtime.GOOS == "darwin" || runtime.GOOS == "windows",
+		Files:      g.commandFiles,
 	}
 	if g.home != "" {
 		opt.Env = map[string]string{"HOME": g.home}
@@ -92,6 +97,27 @@ func (g *Guard) CheckCommand(cmdline, dir string) error {
 		p = name
 	}
 	return &RefusalError{Command: r.Command, Path: p, Reason: r.Why}
+}
+
+// commandFiles lists the protected files, folders and links as the Guard
+// last took stock of them, and the backup directory, under each form of
+// the root, for find's tests.
+func (g *Guard) commandFiles() []cmdcheck.File {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	files := make([]cmdcheck.File, 0, (len(g.entries)+1)*len(g.roots))
+	for _, r := range g.roots {
+		for _, e := range g.entries {
+			files = append(files, cmdcheck.File{Path: r + "/" + e.path, Type: "fdl"[e.kind]})
+		}
+		if g.backupRel != "" {
+			files = append(files, cmdcheck.File{Path: r + "/" + g.backupRel, Type: 'd'})
+		}
+	}
+	if g.backupRel == "" {
+		files = append(files, cmdcheck.File{Path: slashAbs(g.backupDir), Type: 'd'})
+	}
+	return files
 }
 
 // statSlash is os.Stat on a "/"-separated absolute path.

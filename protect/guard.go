@@ -69,8 +69,9 @@ type Config struct {
 
 	// Exclude lists paths inside protected ones that are not checked or
 	// copied: what the host itself creates and deletes (logs, temporary
-	// files). CheckCommand still refuses to delete them, as they lie in a
-	// protected path.
+	// files). CheckCommand still refuses rm and mv of them, as they lie
+	// in a protected path; find's tests are matched only against the
+	// files the Guard protects, which they are not.
 	Exclude []string
 
 	// BackupDir is the directory the copies are kept in, relative to the

@@ -101,6 +101,9 @@ func (inv *invocation) affect(a action, f field) bool {
 	if a.edit && !c.g.hasReadOnly() {
 		return false
 	}
+	if f.under != nil && f.under.find != nil {
+		return inv.affectFound(a, f.under)
+	}
 	if f.under != nil {
 		segs := splitPath(f.under.root, c.g.opt.IgnoreCase)
 		shown := splitPath(f.under.root, false)

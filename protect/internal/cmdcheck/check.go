@@ -47,6 +47,20 @@ type Options struct {
 	// file systems of macOS and Windows, where rm agents.md removes
 	// AGENTS.md.
 	IgnoreCase bool
+
+	// Files lists the protected files, folders and links as they are (a
+	// Guard knows them from its last stock taking). find's tests (-name,
+	// -path, -type, ...) are matched against them and the folders that
+	// hold them: find . -name '*.pyc' -delete is allowed when no
+	// protected file is named so. Nil means only the protected paths are
+	// known, and what a protected folder holds may be named anything.
+	Files func() []File
+}
+
+// File is a protected file, folder or link, for Options.Files.
+type File struct {
+	Path string // absolute, "/"-separated
+	Type byte   // 'f' a file, 'd' a folder, 'l' a link, as find's -type names them
 }
 
 // GitState says what git holds at a path: for a directory, everything
@@ -192,6 +206,7 @@ type checker struct {
 	funcs    map[string]funcDefAt
 	calls    int // function calls under way: return ends the innermost
 	gitCache map[string]gitAnswer
+	files    []fileSegs // Options.Files, asked once, when find needs them
 }
 
 type gitAnswer struct {

@@ -235,7 +235,7 @@ func TestCommandsThatRunOtherCommandsAreLookedInto(t *testing.T) {
 		{"an escaped name", `\rm -rf specs`, "specs", ""},
 		{"a full path", "/bin/rm -rf specs", "specs", ""},
 		{"busybox", "busybox rm -rf specs", "specs", ""},
-		{"xargs rm with find's paths", "find . -name '*.o' | xargs rm", ".loopbreaker", "may remove paths found under " + project},
+		{"xargs rm with find's paths", "find . -name '*.o' | xargs rm", ".loopbreaker", "rm may remove what protected " + project + "/.loopbreaker holds"},
 		{"xargs rm with paths from a build directory", "find build -name '*.o' -print0 | xargs -0 rm -f", "", ""},
 		{"xargs with ls's names", "ls | xargs rm", ".loopbreaker", ""},
 		{"xargs -I", "find build -name '*.tmp' | xargs -I{} mv {} /tmp/", "", ""},
@@ -356,13 +356,69 @@ func TestTruncatingOrRenamingAProtectedFileIsRefused(t *testing.T) {
 	})
 }
 
-func TestFindIsRefusedWhenAProtectedPathLiesUnderIt(t *testing.T) {
+// projectFiles are the protected files and folders of the project, as a
+// Guard's stock knows them.
+func projectFiles() []File {
+	var files []File
+	for _, f := range []string{".loopbreaker/", ".loopbreaker/loop.json", ".loopbreaker/protected/", ".ralphrc", "IMPLEMENTATION_PLAN.md",
+		"AGENTS.md", "specs/", "specs/api.md", "specs/parser.md", ".claude/", ".claude/settings.json", "CLAUDE.md", "memory/", "memory/learnings.md"} {
+		kind := byte('f')
+		if strings.HasSuffix(f, "/") {
+			kind = 'd'
+		}
+		files = append(files, File{Path: project + "/" + strings.TrimSuffix(f, "/"), Type: kind})
+	}
+	return files
+}
+
+// find's tests say what it deletes, or hands to -exec or xargs: it is
+// refused only when a protected file or folder, or a folder that holds
+// one, can match them.
+func TestFindRemovesOnlyWhatItsTestsMatch(t *testing.T) {
+	runRows(t, newChecker(t, Options{Files: projectFiles}), []checkRow{
+		{"compiled Python files", "find . -name '*.pyc' -delete", "", ""},
+		{"caches", "find . -type d -name __pycache__ -exec rm -rf {} +", "", ""},
+		{"-exec sh -c on temporary files", "find . -name '*.tmp' -exec sh -c 'rm \"$1\"' _ {} \\;", "", ""},
+		{"logs from .", "find -name '*.log' -delete", "", ""},
+		{"object files through xargs", "find . -name '*.o' | xargs rm", "", ""},
+		{"the manual by name", "find . -name AGENTS.md -delete", "AGENTS.md", "find -delete removes protected " + project + "/AGENTS.md"},
+		{"Markdown", "find . -name '*.md' -delete", "IMPLEMENTATION_PLAN.md", ""},
+		{"Markdown through xargs", "find . -name '*.md' -print0 | xargs -0 rm -f", "IMPLEMENTATION_PLAN.md", ""},
+		{"case-insensitive names", "find . -iname 'claude.MD' -delete", "CLAUDE.md", ""},
+		{"a bracket that excludes", "find . -maxdepth 1 -name '[!A-Z]*' -delete", ".loopbreaker", ""},
+		{"a bracket that excludes every protected name", "find . -maxdepth 1 -name '[!.A-Za-z]*' -delete", "", ""},
+		{"every file", "find . -type f -delete", ".loopbreaker", "find -delete removes " + project + "/.loopbreaker/loop.json, inside protected"},
+		{"a folder by name, with what it holds", "find . -maxdepth 1 -name 'spec*' -exec rm -rf {} +", "specs", ""},
+		{"a folder holding protected ones", "find /home -name agent -type d -exec rm -rf {} +", ".loopbreaker", "which holds protected"},
+		{"by path", "find . -path './.claude/*' -delete", ".claude", ""},
+		{"below a depth", "find . -mindepth 2 -name '*.md' -delete", "specs", ""},
+		{"above a depth", "find . -maxdepth 1 -name '*.json' -delete", "", ""},
+		{"either name", "find . \\( -name '*.pyc' -o -name '*.md' \\) -delete", "IMPLEMENTATION_PLAN.md", ""},
+		{"-o binds looser than the implicit -a", "find . -name '*.md' -o -name '*.pyc' -delete", "", ""},
+		{"everything but Go files", "find . ! -name '*.go' -delete", ".loopbreaker", ""},
+		{"a test it does not read", "find . -newer go.mod -delete", ".loopbreaker", "may remove"},
+		{"a pruned folder is not entered", "find . -path ./.claude -prune -o -name '*.json' -exec rm {} +", ".loopbreaker", ""},
+		{"prune and a folder with no protected json", "find . \\( -path ./.claude -o -path ./.loopbreaker \\) -prune -o -name '*.json' -exec rm {} +", "", ""},
+		{"-delete ignores -prune", "find . -path ./.claude -prune -o -name '*.json' -delete", ".loopbreaker", ""},
+		{"a protected folder itself", "find " + project + "/memory -delete", "memory", "find -delete removes protected " + project + "/memory"},
+		{"inside a protected folder, nothing of it matches", "find specs -name '*.bak' -delete", "", ""},
+		{"a build directory", "find build -name '*.o' -delete", "", ""},
+		{"a starting point that cannot be known", "find $OUT -delete", cannotTell, ""},
+		{"a name that cannot be known", "find . -name \"$PAT\" -delete", cannotTell, "cannot tell what $PAT holds"},
+	})
+}
+
+// Without the protected files (Options.Files), what a protected folder
+// holds may be named anything: a find whose tests can match some name
+// there is refused.
+func TestFindWithoutTheProtectedFilesTakesAnyNameInAProtectedFolder(t *testing.T) {
 	runRows(t, newChecker(t, Options{}), []checkRow{
-		{"-delete from the project", "find . -name '*.pyc' -delete", ".loopbreaker", "find -delete may remove paths found under " + project + ", which holds protected"},
+		{"-delete from the project", "find . -name '*.pyc' -delete", ".loopbreaker", "find -delete may remove what protected " + project + "/.loopbreaker holds (its files are not known)"},
 		{"-exec rm from the project", "find . -type d -name __pycache__ -exec rm -rf {} +", ".loopbreaker", ""},
-		{"-delete of a protected directory", "find specs -name '*.bak' -delete", "specs", "paths found under protected " + project + "/specs"},
-		{"-delete inside a protected directory", "find specs/old -delete", "specs", "paths found under " + project + "/specs/old, inside protected"},
-		{"-delete from a protected directory itself", "find " + project + "/memory -delete", "memory", "find -delete may remove paths found under protected"},
+		{"-delete of a protected directory", "find specs -name '*.bak' -delete", "specs", "what protected " + project + "/specs holds"},
+		{"-delete inside a protected directory", "find specs/old -delete", "specs", ""},
+		{"-delete from a protected directory itself", "find " + project + "/memory -delete", "memory", "find -delete removes protected " + project + "/memory"},
+		{"-delete of a protected file by name", "find . -maxdepth 1 -name CLAUDE.md -delete", "CLAUDE.md", ""},
 		{"-delete in a build directory", "find build -name '*.o' -delete", "", ""},
 		{"-exec that only reads", "find . -name '*.md' -exec grep -l TODO {} \\;", "", ""},
 		{"-exec sh -c", "find . -name '*.tmp' -exec sh -c 'rm \"$1\"' _ {} \\;", ".loopbreaker", ""},

@@ -51,11 +51,14 @@
 //     loses nothing (ask Options.Stat, else every target counts as
 //     existing): echo x > specs/new.md is allowed when Stat says the file
 //     is new. >> and tee -a append, which is allowed.
-//   - find -delete and find -exec/-execdir/-ok with a command that
-//     deletes: refused when a protected path lies under, or is, one of
-//     find's starting points (default .). Its tests (-name, -type, -path)
-//     are not read, so find . -name '*.pyc' -delete in the project is
-//     refused; find build -name '*.pyc' -delete is not.
+//   - find -delete, and find -exec/-execdir/-ok with a command that
+//     deletes, when a protected path can match find's tests (-name,
+//     -iname, -path, -type, -maxdepth, -mindepth, -prune, !, -o, ( );
+//     the others may be true or not): the protected path itself, a file
+//     or folder in it (Options.Files; without them, anything it holds),
+//     or, for rm -r, a folder that holds it. find . -name '*.pyc' -delete
+//     is allowed where no protected file is so named; find . -name
+//     '*.md' -delete is refused.
 //   - git clean (untracked files; with -x also ignored ones; -X only
 //     ignored ones; -n and --dry-run nothing), git rm (tracked files;
 //     --cached nothing), git checkout and git restore of paths (lose
@@ -85,8 +88,8 @@
 // through a pipe from echo, printf (its format filled in) or cat of a
 // here-document (echo 'rm -rf specs' | sh), eval and trap of literal text, $(...), backquotes, process substitution
 // and command substitutions inside here-documents and arithmetic. find's
-// and ls's output piped into xargs stands for paths under find's starting
-// point, or in the directory.
+// output piped into xargs stands for the paths its tests match under its
+// starting point, and ls's for the names in the directory.
 //
 // # What it cannot tell, and refuses
 //

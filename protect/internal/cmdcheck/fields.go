@@ -24,10 +24,11 @@ type seg struct {
 }
 
 // scope says where unknown paths lie: the output of find (anywhere under
-// root) or ls (directly in root).
+// root that its expression matches) or ls (directly in root).
 type scope struct {
 	root string // absolute, as a pattern
 	deep bool
+	find *findAction // for find's paths: what they must match
 }
 
 func textField(s string) field { return field{segs: []seg{{text: s}}} }

@@ -16,6 +16,7 @@ func FuzzCheck(f *testing.F) {
 		"git clean -fdx",
 		"git checkout -- .",
 		"find . -name '*.pyc' -delete",
+		"find / \\( -path ./.claude -o -name '*.md' \\) -prune -o -type f,d -mindepth 2 -iname 'x*' -exec rm -rf {} + , -print | xargs -0 rm",
 		"sudo rm -rf /tmp/build",
 		"ls | xargs rm",
 		"cat > CLAUDE.md <<EOF\n# Notes\nEOF",
@@ -51,6 +52,7 @@ text' CLAUDE.md`,
 		Env:      map[string]string{"HOME": "/home/agent"},
 		Stat:     fakeStat([]string{"specs", "docs"}, []string{"AGENTS.md", "CLAUDE.md"}),
 		Git:      gitStates(map[string]GitState{".loopbreaker": Ignored, "IMPLEMENTATION_PLAN.md": Tracked | Modified}),
+		Files:    projectFiles,
 	})
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, cmdline string) {

@@ -343,6 +343,9 @@ func (p *sedParser) address() (lines string, ok bool) {
 // oneAddress reads a line number (first~step too), $, /regex/ or
 // \cREGEXc with its flags; "" when there is none.
 func (p *sedParser) oneAddress() (string, bool) {
+	if p.done() {
+		return "", true
+	}
 	start := p.i
 	switch c := p.peek(); {
 	case c >= '0' && c <= '9':
