@@ -234,10 +234,10 @@ func FuzzCheckCommand(f *testing.F) {
 	})
 }
 
-// FuzzNewGuard feeds New any protected path: it is either refused as
+// FuzzNew feeds New any protected path: it is either refused as
 // invalid config or makes a Guard that verifies and checks without
 // panicking.
-func FuzzNewGuard(f *testing.F) {
+func FuzzNew(f *testing.F) {
 	for _, s := range []string{"specs/", "specs/*.md", "../x", "/abs", "[", ".", "a\\*b", "", "x/../../y", "**/*.md"} {
 		f.Add(s)
 	}

@@ -344,7 +344,7 @@ func TestLongLossIsCapped(t *testing.T) {
 	assert.True(t, strings.HasSuffix(err.Error(), "notes/j.md deleted; and 2 more"), err.Error())
 }
 
-func TestInvalidGuardConfigNamesTheField(t *testing.T) {
+func TestInvalidConfigNamesTheField(t *testing.T) {
 	root := aProject(t)
 	outside := t.TempDir()
 	_, err := New(root, Config{
