@@ -339,21 +339,18 @@ type Config struct {
 	// breaker's lock held.
 	Sleep func(ctx context.Context, d time.Duration) error
 
-	// Guard, when not nil, keeps the loop's protected files from its agent
-	// (see [Guard]). After each recorded iteration (Record, a neutral one
-	// included, RecordSuccess, RecordFailure) the breaker runs
-	// [Guard.Restore]: when protected files were lost, what can be put back
-	// is, and the circuit is held open with a reason of kind
-	// [ReasonProtectedFiles] that names them and says what was restored. No
-	// cooldown ends it ([CircuitBreaker.Wait] returns at once) until a
-	// person calls Resume, Skip or Reset, and a snapshot keeps it held. When
-	// nothing was lost, the Guard takes stock of the files as they are now,
-	// as [Guard.Refresh] does (its errors are left to a host that calls
-	// Refresh itself). Resume, Skip and Reset refresh the Guard before they
-	// close the circuit: the person's word is that the files are as they
-	// should be. The Guard's file system work runs without the breaker's
-	// lock held. Nil: nothing is verified, at no cost.
-	Guard *Guard
+	// Guard, when not nil, keeps the loop's files from its agent (see
+	// [Guard]; package protect has one). After each recorded iteration
+	// (Record, a neutral one included, RecordSuccess, RecordFailure) the
+	// breaker calls its AfterIteration: when files were lost, the circuit
+	// is held open with a reason of kind [ReasonProtectedFiles] whose
+	// message is the Guard's summary. No cooldown ends it
+	// ([CircuitBreaker.Wait] returns at once) until a person calls Resume,
+	// Skip or Reset, and a snapshot keeps it held. Resume, Skip and Reset
+	// call the Guard's Refresh before they close the circuit. The Guard
+	// runs without the breaker's lock held. Nil: nothing is checked, at no
+	// cost.
+	Guard Guard
 }
 
 // DefaultConfig returns the default configuration: ralph-starter's 3

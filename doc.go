@@ -114,13 +114,13 @@
 // # Protected files
 //
 // A loop's plan, configuration and memory are not its agent's to delete.
-// A [Guard] protects paths of a directory tree (by default the loop's state
-// and superkit's list: IMPLEMENTATION_PLAN.md, AGENTS.md, CLAUDE.md,
-// specs/, memory/...): with [Config.Guard] set, a protected file deleted or
-// emptied in an iteration is restored from its copy, or from git, and the
-// circuit is held open ([ReasonProtectedFiles]) until a person resumes.
-// [Guard.CheckCommand] refuses a shell command line that would delete one
-// (rm -rf, git clean -fdx, git checkout ., mv, >) before it runs.
+// With [Config.Guard] set, the breaker asks the [Guard] after every
+// iteration whether files were lost, and holds the circuit open
+// ([ReasonProtectedFiles]) until a person resumes. Package protect (its
+// own module, github.com/loopbreaker/loopbreaker/protect) has the Guard:
+// it restores what was deleted or emptied, from its copy or from git, and
+// refuses a shell command line that would delete a protected file (rm
+// -rf, git clean -fdx, git checkout ., mv, >) before it runs.
 //
 // The short calls [CircuitBreaker.RecordSuccess],
 // [CircuitBreaker.RecordFailure], [CircuitBreaker.IsTripped] and

@@ -109,6 +109,39 @@
 // a line between them saying how much was cut. After each iteration looprun deletes the loop's oldest logs
 // beyond the newest 100, and beyond the newest that hold 64 MiB together.
 //
+// # A fleet on Redis
+//
+// With -redis, the loop asks a breaker that many runners share on Redis
+// instead of one of its own:
+//
+//	looprun -redis redis://10.0.0.5:6379/0 -fleet agents -- claude -p
+//	looprun -redis unix:///run/redis/redis.sock -fleet agents -name w2 -- ./agent.sh
+//
+// Every looprun (and every other worker, see package redisstore) started
+// with the same -fleet on the same Redis shares one circuit: the failures
+// and the same errors of the whole fleet count together, one provider
+// limit makes every runner wait, the call budget and the spend caps are
+// the fleet's, and a person's abort at one runner's prompt stops them all
+// (resume or skip at any runner releases them). Each runner keeps its own
+// progress, stagnation, task and completion signals, saved in its state
+// file between runs: give runners that share a working directory each a
+// -name. -reset starts afresh the runner's state and the fleet's breaker
+// (its circuit and counts; the calls and the spend stay, as they were
+// made), and fails, changing nothing, when Redis is out of reach; every
+// runner sees it at its next check. -auto-reset is not applied on a
+// fleet: it would release every runner. A runner that finds another's
+// probe running stops (exit code 3), or with -wait waits for its outcome.
+// The probe's lease lasts twice -timeout and a minute (10 minutes at
+// least), so that a slow probe is not taken for a dead one.
+//
+// When Redis is out of reach, each runner warns once on stderr and goes on
+// under its own breaker, as a runner without -redis would, and rejoins the
+// fleet when Redis answers again; -fail-closed makes it stop instead (it
+// waits, with -wait). The fleet's flags but -worker may be set in the
+// environment (LOOPRUN_REDIS, which keeps a password off the command line,
+// LOOPRUN_FLEET, ...) and in .looprunrc, as looprun's own; -fleet, -worker,
+// -redis-timeout and -fail-closed without -redis are a usage error.
+//
 // # Stopping what the command started
 //
 // The command runs in a process group of its own. Ctrl+C is passed on to
@@ -156,9 +189,9 @@ package main
 import (
 	"os"
 
-	"github.com/loopbreaker/loopbreaker/internal/looprun"
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/looprun"
 )
 
 func main() {
-	os.Exit(looprun.Main(looprun.Options{}))
+	os.Exit(looprun.Main(fleetOptions()))
 }

@@ -55,13 +55,13 @@ var benches = []bench{
 	{".", "./internal/limits", "BenchmarkFromTextLongOutput", "provider-limit recognition in a 1 MB build log", ""},
 	{".", ".", "BenchmarkRecordError1KB", "`Record` of a 1 KB error, classified (a provider limit or not) and fingerprinted", ""},
 	{".", ".", "BenchmarkCheckRecordWithSpendCaps", "`Check` + `Record` with spend caps, reporting usage", ""},
-	{".", ".", "BenchmarkVerify100Files", "verifying 100 protected files after an iteration", ""},
-	{".", ".", "BenchmarkRefresh100Files", "taking stock of 100 unchanged protected files (their copies looked at, none written)", ""},
-	{".", ".", "BenchmarkRecordWithGuard100Files", "`Record` with a `Guard` of 100 files: the verification, the stock taking and the breaker's own work", ""},
-	{".", ".", "BenchmarkCheckCommand/rm-build", "checking `rm -rf node_modules dist && npm ci` against the protected files", ""},
+	{"protect", ".", "BenchmarkVerify100Files", "verifying 100 protected files after an iteration", ""},
+	{"protect", ".", "BenchmarkRefresh100Files", "taking stock of 100 unchanged protected files (their copies looked at, none written)", ""},
+	{"protect", ".", "BenchmarkRecordWithGuard100Files", "`Record` with a `Guard` of 100 files: the verification, the stock taking and the breaker's own work", ""},
+	{"protect", ".", "BenchmarkCheckCommand/rm-build", "checking `rm -rf node_modules dist && npm ci` against the protected files", ""},
 	{".", "./transport", "BenchmarkTransport/transport", "a 1 MiB Anthropic stream from a local server, read through the breaker's `http.RoundTripper`", ""},
 	{".", "./transport", "BenchmarkTransport/direct", "the same stream read without it", ""},
-	{".", "./internal/looprun", "BenchmarkCapture", "looprun's output capture, per 32 KiB written", ""},
+	{"cmd/looprun", "./internal/looprun", "BenchmarkCapture", "looprun's output capture, per 32 KiB written", ""},
 }
 
 // fleetBenches are the rows of the fleet's table: a fleet of workers
