@@ -8,7 +8,7 @@ import (
 // An iteration that failed with a 1 KB error: the default classifier now
 // also looks for a provider limit in it before it is fingerprinted.
 func BenchmarkRecordError1KB(b *testing.B) {
-	cb, err := New(Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: -1})
+	cb, err := New(Config{Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func BenchmarkRecordProviderLimit(b *testing.B) {
 // Check with a spend cap and an hourly cap set: the spend is summed on
 // every Check.
 func BenchmarkCheckRecordWithSpendCaps(b *testing.B) {
-	cb, err := New(Config{MaxCostUSD: 1e12, MaxTokensPerHour: 1 << 60})
+	cb, err := New(Config{Spend: SpendRules{MaxCostUSD: 1e12, MaxTokensPerHour: 1 << 60}})
 	if err != nil {
 		b.Fatal(err)
 	}

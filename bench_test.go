@@ -46,7 +46,7 @@ func stackTrace(size int) string {
 }
 
 func BenchmarkRecordFailure1KB(b *testing.B) {
-	cb, err := New(Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: -1})
+	cb, err := New(Config{Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func BenchmarkCheckRecordMeasured(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg.MaxCallsPerHour = -1 // the budget's clock reads are measured apart
+	cfg.Spend.MaxCallsPerHour = -1 // the budget's clock reads are measured apart
 	cb, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -108,7 +108,7 @@ func BenchmarkCheckRecordMeasured(b *testing.B) {
 
 // The call budget reads the clock on every Check and Record.
 func BenchmarkCheckRecordWithCallBudget(b *testing.B) {
-	cb, err := New(Config{MaxCallsPerHour: 1 << 30})
+	cb, err := New(Config{Spend: SpendRules{MaxCallsPerHour: 1 << 30}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func BenchmarkCheckWithAWarning(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for range DefaultMaxTaskIterations + 1 {
+	for range DefaultConfig().Progress.MaxTaskIterations + 1 {
 		cb.Record(Iteration{Task: "05-01 add login"})
 	}
 	b.ReportAllocs()
@@ -159,7 +159,7 @@ func BenchmarkCheckWithAWarning(b *testing.B) {
 // Failures whose text changes every time (a line number): the latest
 // sample of the fingerprint is copied, at most ErrorSampleRunes runes.
 func BenchmarkRecordFailureChangingText(b *testing.B) {
-	cb, err := New(Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: -1})
+	cb, err := New(Config{Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1}})
 	if err != nil {
 		b.Fatal(err)
 	}

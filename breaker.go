@@ -46,7 +46,7 @@ type CircuitBreaker struct {
 	spendCapped bool             // cfg caps the spend
 	spendHourly bool             // ...by the hour
 	unpriced    []string         // models that spent tokens with no price: Reset keeps them too
-	patterns    []limits.Pattern // cfg.LimitPatterns, for internal/limits
+	patterns    []limits.Pattern // cfg.Limits.Patterns, for internal/limits
 	// callsByTransport: a Transport counts the calls as they are made, so
 	// an iteration counts only the calls it says it made.
 	callsByTransport bool
@@ -141,7 +141,7 @@ type Iteration struct {
 	// and test-only completion signals read it.
 	Work WorkKind
 	// Done says the agent reported that the work is done (a done signal,
-	// ralph-claude-code's EXIT_SIGNAL). [Config.DoneSignalThreshold] of them in a row
+	// ralph-claude-code's EXIT_SIGNAL). [ProgressRules.DoneSignals] of them in a row
 	// complete the loop.
 	Done bool
 	// Plan is the host's task list after the iteration; nil when the host
@@ -174,15 +174,15 @@ type Iteration struct {
 	// instead of a step being taken (OpenHands' condensation events). It
 	// is neither a success nor a failure: it changes no counter but the
 	// condensation ones, whatever Err says, and gives a half-open probe
-	// slot back. [Config.CondensationThreshold] condensations with nothing
+	// slot back. [StepRules.MaxCondensations] condensations with nothing
 	// between open the circuit. Calls still count.
 	Condensed bool
 	// Task names the task the iteration worked on (any text: a plan
 	// item, a ticket, "05-01"); the breaker trims white space around it
 	// and keeps at most 200 runes. Empty means no task: the iteration is
 	// left out of the task signals. Failures in a row on one task stop
-	// the loop ([Config.SameTaskThreshold]), a task that takes many
-	// iterations is a warning ([Config.MaxTaskIterations]), and Skip
+	// the loop ([FailureRules.MaxSameTask]), a task that takes many
+	// iterations is a warning ([ProgressRules.MaxTaskIterations]), and Skip
 	// records the task as skipped ([CircuitBreaker.SkippedTasks]).
 	Task string
 	// Usage is what the iteration spent (tokens, cost), for the spend
@@ -225,7 +225,7 @@ type Decision struct {
 	// Warnings are the warnings in force, each a [Reason] with its kind,
 	// figures and text: the call budget 80% used
 	// ([ReasonCallBudgetWarning]), 80% of a spend cap spent
-	// ([ReasonSpendWarning]), a task past [Config.MaxTaskIterations]
+	// ([ReasonSpendWarning]), a task past [ProgressRules.MaxTaskIterations]
 	// ([ReasonLongTask]), passing tests declining ([ReasonTestsDeclining]),
 	// errors rising ([ReasonErrorsRising]). They stop nothing. Nil when
 	// there are none, and for a complete loop. The slice is the caller's.
@@ -267,7 +267,7 @@ func New(cfg Config) (*CircuitBreaker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	b := &CircuitBreaker{cfg: cfg.withDefaults(), patterns: internalPatterns(cfg.LimitPatterns)}
+	b := &CircuitBreaker{cfg: cfg.withDefaults(), patterns: internalPatterns(cfg.Limits.Patterns)}
 	b.active, b.completions = activeRules(&b.cfg)
 	b.warns = activeWarnings(&b.cfg)
 	b.spendCapped, b.spendHourly = spendCaps(&b.cfg)
@@ -278,7 +278,7 @@ func New(cfg Config) (*CircuitBreaker, error) {
 // reset returns everything but the config to its initial value.
 func (b *CircuitBreaker) reset() {
 	b.loop = loop{
-		errors:     newErrorCounts(b.cfg.MaxFingerprints),
+		errors:     newErrorCounts(b.cfg.Failures.MaxFingerprints),
 		stagnation: newStagnationState(&b.cfg),
 		steps:      newStepState(&b.cfg),
 		history:    newRing[Transition](HistoryLen),
@@ -299,7 +299,7 @@ func (b *CircuitBreaker) reset() {
 // call budget is spent.
 func (b *CircuitBreaker) Check() Decision {
 	b.mu.Lock()
-	if b.state == Closed && b.completion.Complete.Kind == ReasonNone && b.cfg.MaxCallsPerHour <= 0 && len(b.warnings) == 0 &&
+	if b.state == Closed && b.completion.Complete.Kind == ReasonNone && b.cfg.Spend.MaxCallsPerHour <= 0 && len(b.warnings) == 0 &&
 		b.limit.reason.Kind == ReasonNone && !b.spendCapped {
 		b.mu.Unlock()
 		return Decision{Allow: true, State: Closed}
@@ -409,7 +409,7 @@ func (b *CircuitBreaker) recordIteration(it Iteration) (open bool) {
 	case Failure:
 		errText = it.Err.Error()
 		fp = fingerprint32(errText)
-		if b.cfg.MaxErrorSamples >= 0 {
+		if b.cfg.Failures.MaxSamples >= 0 {
 			sample = sampleOf(errText)
 		}
 	case ProviderLimit, ProviderStop:
@@ -604,7 +604,7 @@ func (b *CircuitBreaker) Stats() Stats {
 	s.ConsecutiveDoneSignals = b.completion.ConsecutiveDoneSignals
 	s.ConsecutiveTestOnly = b.completion.ConsecutiveTestOnly
 	s.Plan = b.completion.Plan
-	if b.cfg.MaxCallsPerHour > 0 {
+	if b.cfg.Spend.MaxCallsPerHour > 0 {
 		s.Budget = b.budgetState(now)
 		if s.Budget.Used >= s.Budget.Limit {
 			s.BudgetRetryAfter = b.calls.retryAfter(s.Budget.Limit, now)

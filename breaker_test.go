@@ -56,7 +56,7 @@ func TestSameErrorTripsAcrossSuccesses(t *testing.T) {
 
 // Different errors in between do not save a repeating one either.
 func TestSameErrorTripsAcrossOtherErrors(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxConsecutiveFailures: -1})
+	b, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: -1}})
 	for i := 0; i < 4; i++ {
 		b.Record(Iteration{Err: errA(i)})
 		b.Record(Iteration{Err: errB(i)})
@@ -70,7 +70,7 @@ func TestSameErrorTripsAcrossOtherErrors(t *testing.T) {
 
 // When both signals fire on the same iteration, consecutive failures win.
 func TestConsecutiveFailuresCheckedBeforeSameError(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxConsecutiveFailures: 2, MaxSameErrorCount: 2})
+	b, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: 2, MaxSameError: 2}})
 	b.Record(Iteration{Err: errA(1)})
 	b.Record(Iteration{Err: errA(2)})
 	assert.Equal(t, "2 consecutive failures (threshold: 2)", b.TripReason())
@@ -86,13 +86,13 @@ func TestRuleBoundaries(t *testing.T) {
 	}{
 		{"consecutive: one below threshold", Config{}, []error{errA(1), errB(2)}, false, ""},
 		{"consecutive: at threshold", Config{}, []error{errA(1), errB(2), errA(3)}, true, "3 consecutive failures (threshold: 3)"},
-		{"consecutive: switched off", Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: -1},
+		{"consecutive: switched off", Config{Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1}},
 			[]error{errA(1), errB(2), errA(3), errB(4), errA(5), errA(6), errA(7)}, false, ""},
-		{"consecutive: custom threshold", Config{MaxConsecutiveFailures: 1}, []error{errA(1)}, true, "1 consecutive failures (threshold: 1)"},
+		{"consecutive: custom threshold", Config{Failures: FailureRules{MaxConsecutive: 1}}, []error{errA(1)}, true, "1 consecutive failures (threshold: 1)"},
 		{"same error: one below threshold", Config{}, []error{errA(1), nil, errA(2), nil, errA(3), nil, errA(4), nil}, false, ""},
 		{"same error: at threshold", Config{}, []error{errA(1), nil, errA(2), nil, errA(3), nil, errA(4), nil, errA(5)}, true, "Same error repeated 5 times (threshold: 5)"},
-		{"same error: switched off", Config{MaxSameErrorCount: -1}, []error{errA(1), nil, errA(2), nil, errA(3), nil, errA(4), nil, errA(5), nil, errA(6)}, false, ""},
-		{"same error: distinct errors never repeat", Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: 2}, []error{errors.New("undefined: loadUser"), errors.New("undefined: loadUsers")}, false, ""},
+		{"same error: switched off", Config{Failures: FailureRules{MaxSameError: -1}}, []error{errA(1), nil, errA(2), nil, errA(3), nil, errA(4), nil, errA(5), nil, errA(6)}, false, ""},
+		{"same error: distinct errors never repeat", Config{Failures: FailureRules{MaxConsecutive: -1, MaxSameError: 2}}, []error{errors.New("undefined: loadUser"), errors.New("undefined: loadUsers")}, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,7 +107,7 @@ func TestRuleBoundaries(t *testing.T) {
 }
 
 func TestStatsCountFailuresAndUniqueErrors(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: -1})
+	b, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1}})
 	b.Record(Iteration{Err: errA(1)})
 	b.Record(Iteration{Err: errB(1)})
 	b.Record(Iteration{})
@@ -159,14 +159,14 @@ func TestResetReturnsToTheInitialCondition(t *testing.T) {
 }
 
 func TestRecordFailureReportsOpenAfterTheCall(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxConsecutiveFailures: 2})
+	b, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: 2}})
 	assert.False(t, b.RecordFailure("boom"))
 	assert.True(t, b.RecordFailure("boom"))
 	assert.True(t, b.RecordFailure("boom"), "still open")
 }
 
 func TestRefusedDecisionErrorMatchesErrOpen(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxConsecutiveFailures: 1, Cooldown: time.Minute})
+	b, clock := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: 1}, Cooldown: time.Minute})
 	require.NoError(t, b.Check().Err())
 	b.Record(Iteration{Err: errA(1)})
 	clock.Advance(20 * time.Second)
@@ -201,7 +201,7 @@ func TestDecisionReasonPrintsAsTripReason(t *testing.T) {
 // success is counted exactly once, and a half-open circuit lets exactly one
 // of many concurrent Checks through.
 func TestConcurrentUseCountsEveryIteration(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: -1})
+	b, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1}})
 	const workers, per = 8, 500
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -230,9 +230,9 @@ func TestConcurrentUseCountsEveryIteration(t *testing.T) {
 	assert.Equal(t, workers, s.UniqueErrors)
 
 	// Trip it, let the cooldown pass, and race for the probe.
-	b2, clock2 := newTestBreaker(t, Config{MaxConsecutiveFailures: 1})
+	b2, clock2 := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: 1}})
 	b2.Record(Iteration{Err: errA(1)})
-	clock2.Advance(DefaultCooldown)
+	clock2.Advance(DefaultConfig().Cooldown)
 	var allowed sync.WaitGroup
 	var mu sync.Mutex
 	probes := 0
@@ -256,7 +256,7 @@ func TestConcurrentUseCountsEveryIteration(t *testing.T) {
 var _ Breaker = (*CircuitBreaker)(nil)
 
 func TestBreakerInterfaceDrivesACircuitBreaker(t *testing.T) {
-	cb, _ := newTestBreaker(t, Config{MaxConsecutiveFailures: 2})
+	cb, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: 2}})
 	var b Breaker = cb
 	for range 2 {
 		require.True(t, b.Check().Allow)

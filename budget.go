@@ -7,7 +7,7 @@ import (
 )
 
 // [CallBudgetWindow] is the rolling window of the call budget: at most
-// [Config.MaxCallsPerHour] calls in any hour, not per clock hour.
+// [SpendRules.MaxCallsPerHour] calls in any hour, not per clock hour.
 const CallBudgetWindow = time.Hour
 
 // [CallBudgetWarningPercent] is the share of the call budget at which
@@ -22,7 +22,7 @@ const maxCallEntries = 4096
 // Budget is the state of the call budget when a Decision or Stats was
 // made. The zero Budget means no budget is set.
 type Budget struct {
-	// Limit is [Config.MaxCallsPerHour]; zero when the budget is off.
+	// Limit is [SpendRules.MaxCallsPerHour]; zero when the budget is off.
 	Limit int
 	// Used counts the calls recorded in the last hour.
 	Used int
@@ -124,18 +124,18 @@ func (cb *callBudget) retryAfter(limit int, now time.Time) time.Duration {
 
 // budgetState returns the budget as of now. Called with b.mu held.
 func (b *CircuitBreaker) budgetState(now time.Time) Budget {
-	if b.cfg.MaxCallsPerHour <= 0 {
+	if b.cfg.Spend.MaxCallsPerHour <= 0 {
 		return Budget{}
 	}
 	b.calls.prune(now)
-	return Budget{Limit: b.cfg.MaxCallsPerHour, Used: b.calls.used}
+	return Budget{Limit: b.cfg.Spend.MaxCallsPerHour, Used: b.calls.used}
 }
 
 // countCalls adds an iteration's calls, made by now, to the budget: calls,
 // or, when the iteration did not say, one (none when a Transport counts
 // the calls). Called with b.mu held.
 func (b *CircuitBreaker) countCalls(calls int, now time.Time) {
-	if b.cfg.MaxCallsPerHour <= 0 || calls <= 0 && b.callsByTransport {
+	if b.cfg.Spend.MaxCallsPerHour <= 0 || calls <= 0 && b.callsByTransport {
 		return
 	}
 	b.calls.add(max(calls, 1), now)
@@ -153,7 +153,7 @@ func minTime(a, b time.Time) time.Time {
 // happens: a request the HTTP transport (package transport) sent, or a
 // call a host counts itself. From the first CountCall on, Record counts an
 // iteration's calls only when [Iteration.Calls] says how many, so that
-// none is counted twice. Without a budget ([Config.MaxCallsPerHour]) it
+// none is counted twice. Without a budget ([SpendRules.MaxCallsPerHour]) it
 // counts nothing.
 func (b *CircuitBreaker) CountCall() {
 	b.mu.Lock()
@@ -161,7 +161,7 @@ func (b *CircuitBreaker) CountCall() {
 	now := b.cfg.Now()
 	defer b.wake()
 	b.callsByTransport = true
-	if b.cfg.MaxCallsPerHour > 0 {
+	if b.cfg.Spend.MaxCallsPerHour > 0 {
 		b.calls.add(1, now)
 	}
 }

@@ -23,7 +23,7 @@ func TestNoCallBudgetByDefault(t *testing.T) {
 // Seeds 002 and 003: a warning at 80% of the budget, a refusal at 100%
 // that does not open the circuit and says when a call frees up.
 func TestCallBudgetWarnsThenRefuses(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxCallsPerHour: 10})
+	b, clock := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 10}})
 	for i := range 7 {
 		d := b.Check()
 		require.True(t, d.Allow)
@@ -73,7 +73,7 @@ func TestCallBudgetWarnsThenRefuses(t *testing.T) {
 // A rolling window, not a clock hour: calls made at 9:50 still count at
 // 10:10.
 func TestCallBudgetIsARollingHour(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxCallsPerHour: 10})
+	b, clock := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 10}})
 	clock.Advance(50 * time.Minute)
 	b.Record(Iteration{Calls: 6})
 	clock.Advance(20 * time.Minute)
@@ -91,7 +91,7 @@ func TestCallBudgetIsARollingHour(t *testing.T) {
 // A refusal names the time until enough calls leave the window, not just
 // the first of them.
 func TestCallBudgetRetryAfterWaitsForEnoughCalls(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxCallsPerHour: 10})
+	b, clock := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 10}})
 	b.Record(Iteration{Calls: 1})
 	clock.Advance(10 * time.Minute)
 	b.Record(Iteration{Calls: 1})
@@ -117,12 +117,12 @@ func TestCallsThatCount(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, _ := newTestBreaker(t, Config{MaxCallsPerHour: 100})
+			b, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 100}})
 			b.Record(tt.it)
 			assert.Equal(t, tt.used, b.Stats().Budget.Used)
 		})
 	}
-	b, _ := newTestBreaker(t, Config{MaxCallsPerHour: 100})
+	b, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 100}})
 	b.RecordSuccess()
 	b.RecordFailure("boom")
 	assert.Equal(t, 2, b.Stats().Budget.Used, "the seed-style calls count one each")
@@ -130,7 +130,7 @@ func TestCallsThatCount(t *testing.T) {
 
 // The budget outlives Reset: the calls were made.
 func TestResetKeepsTheCallBudget(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxCallsPerHour: 5})
+	b, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 5}})
 	b.Record(Iteration{Calls: 5})
 	b.Reset()
 	assert.False(t, b.Check().Allow)
@@ -139,12 +139,12 @@ func TestResetKeepsTheCallBudget(t *testing.T) {
 // A half-open circuit whose budget is spent keeps its probe for when a
 // call frees up.
 func TestCallBudgetKeepsTheProbe(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxCallsPerHour: 3})
+	b, clock := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 3}})
 	for i := range 3 {
 		b.Record(Iteration{Err: errA(i)})
 	}
 	require.True(t, b.IsTripped())
-	clock.Advance(DefaultCooldown)
+	clock.Advance(DefaultConfig().Cooldown)
 	d := b.Check()
 	require.False(t, d.Allow)
 	assert.Equal(t, ReasonCallBudget, d.Reason.Kind)
@@ -157,7 +157,7 @@ func TestCallBudgetKeepsTheProbe(t *testing.T) {
 }
 
 func TestCallBudgetMemoryIsBounded(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxCallsPerHour: 1_000_000})
+	b, clock := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 1_000_000}})
 	for range 20_000 {
 		b.Record(Iteration{})
 		clock.Advance(time.Millisecond)
@@ -188,14 +188,14 @@ func TestBudgetWarningBoundaries(t *testing.T) {
 // A restarted loop must not get its budget back: the calls of the rolling
 // hour are in the snapshot.
 func TestCallBudgetSurvivesARestart(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxCallsPerHour: 10})
+	b, clock := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 10}})
 	b.Record(Iteration{Calls: 4})
 	clock.Advance(30 * time.Minute)
 	b.Record(Iteration{Calls: 6})
 	snap := roundTrip(t, b.Snapshot())
 	require.Len(t, snap.data.Calls, 2)
 
-	restarted, err := New(Config{MaxCallsPerHour: 10, Now: clock.Now})
+	restarted, err := New(Config{Spend: SpendRules{MaxCallsPerHour: 10}, Now: clock.Now})
 	require.NoError(t, err)
 	require.NoError(t, restarted.Restore(snap))
 	d := restarted.Check()
@@ -207,7 +207,7 @@ func TestCallBudgetSurvivesARestart(t *testing.T) {
 }
 
 func TestCorruptCallsAreRefused(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxCallsPerHour: 10})
+	b, clock := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 10}})
 	b.Record(Iteration{Calls: 2})
 	clock.Advance(time.Minute)
 	b.Record(Iteration{Calls: 2})
@@ -230,12 +230,12 @@ func TestCorruptCallsAreRefused(t *testing.T) {
 // keep the budget spent for longer than its window: they count as made
 // when the breaker was restored.
 func TestRestoreUnderAnEarlierClockNeverHoldsTheBudgetPastItsWindow(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxCallsPerHour: 10})
+	b, clock := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 10}})
 	b.Record(Iteration{Calls: 10})
 	snap := b.Snapshot()
 
 	clock.Advance(-2 * time.Hour)
-	restored, err := New(Config{MaxCallsPerHour: 10, Now: clock.Now})
+	restored, err := New(Config{Spend: SpendRules{MaxCallsPerHour: 10}, Now: clock.Now})
 	require.NoError(t, err)
 	require.NoError(t, restored.Restore(roundTrip(t, snap)))
 
@@ -251,7 +251,7 @@ func TestRestoreUnderAnEarlierClockNeverHoldsTheBudgetPastItsWindow(t *testing.T
 // The same holds when the clock of a running breaker is set back: the calls
 // already made leave the window an hour from the step at the latest.
 func TestClockSetBackNeverHoldsTheBudgetPastItsWindow(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxCallsPerHour: 10})
+	b, clock := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 10}})
 	b.Record(Iteration{Calls: 10})
 	clock.Advance(-2 * time.Hour)
 

@@ -12,13 +12,13 @@ import (
 
 func TestDefaultConfigHasTheSeedValues(t *testing.T) {
 	cfg := DefaultConfig()
-	assert.Equal(t, 3, cfg.MaxConsecutiveFailures)
-	assert.Equal(t, 5, cfg.MaxSameErrorCount)
+	assert.Equal(t, 3, cfg.Failures.MaxConsecutive)
+	assert.Equal(t, 5, cfg.Failures.MaxSameError)
 	assert.Equal(t, 30*time.Second, cfg.Cooldown)
-	assert.Equal(t, 10000, cfg.MaxFingerprints)
-	assert.Equal(t, 3, cfg.NoProgressThreshold)
-	assert.Equal(t, 70, cfg.OutputDeclinePercent)
-	assert.Equal(t, 3, cfg.PermissionDenialThreshold)
+	assert.Equal(t, 10000, cfg.Failures.MaxFingerprints)
+	assert.Equal(t, 3, cfg.Progress.MaxNoProgress)
+	assert.Equal(t, 70, cfg.Progress.OutputDeclinePercent)
+	assert.Equal(t, 3, cfg.Progress.MaxPermissionDenials)
 	assert.NoError(t, cfg.Validate())
 }
 
@@ -26,12 +26,12 @@ func TestDefaultConfigHasTheSeedValues(t *testing.T) {
 // with the values of the tools they follow; the relapse watch is off.
 func TestDefaultConfigHasTheTaskAndEvidenceValues(t *testing.T) {
 	cfg := DefaultConfig()
-	assert.Equal(t, 3, cfg.SameTaskThreshold, "GSD's exit.sh: stuck after 3 failures on one task")
-	assert.Equal(t, 20, cfg.MaxTaskIterations, "superkit: more than 20 iterations for a single task")
-	assert.Equal(t, 3, cfg.TestsDecliningThreshold, "superkit: declining for 3+ iterations")
-	assert.Equal(t, 3, cfg.ErrorsRisingThreshold, "superkit: increasing for 3+ iterations")
+	assert.Equal(t, 3, cfg.Failures.MaxSameTask, "GSD's exit.sh: stuck after 3 failures on one task")
+	assert.Equal(t, 20, cfg.Progress.MaxTaskIterations, "superkit: more than 20 iterations for a single task")
+	assert.Equal(t, 3, cfg.Progress.TestsDeclining, "superkit: declining for 3+ iterations")
+	assert.Equal(t, 3, cfg.Progress.ErrorsRising, "superkit: increasing for 3+ iterations")
 	assert.Equal(t, 0, cfg.RelapseWindow, "off, as in ralph-starter")
-	assert.Equal(t, 1000, cfg.MaxErrorSamples)
+	assert.Equal(t, 1000, cfg.Failures.MaxSamples)
 }
 
 // The zero Config behaves exactly as DefaultConfig.
@@ -43,7 +43,7 @@ func TestZeroConfigMeansDefaults(t *testing.T) {
 	assert.NotNil(t, got.CooldownPolicy)
 	assert.NotNil(t, got.Classify)
 	assert.NotNil(t, got.Sleep)
-	assert.Equal(t, DefaultScoreWeights(), got.ScoreWeights)
+	assert.Equal(t, DefaultScoreWeights(), got.Progress.ScoreWeights)
 	got.Now, want.Now = nil, nil
 	got.Sleep, want.Sleep = nil, nil
 	got.CooldownPolicy, want.CooldownPolicy = nil, nil
@@ -62,18 +62,18 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		field string
 	}{
 		{"negative cooldown", Config{Cooldown: -time.Second}, "Cooldown"},
-		{"negative fingerprint bound", Config{MaxFingerprints: -1}, "MaxFingerprints"},
-		{"fingerprint bound too large", Config{MaxFingerprints: int(aboveInt32)}, "MaxFingerprints"},
-		{"output cannot decline by 100%", Config{OutputDeclinePercent: 100}, "OutputDeclinePercent"},
-		{"output cannot decline by more", Config{OutputDeclinePercent: 250}, "OutputDeclinePercent"},
-		{"score window too large", Config{ProgressScoreWindow: 1001}, "ProgressScoreWindow"},
-		{"circular window below two cycles", Config{CircularApproachWindow: 3}, "CircularApproachWindow"},
-		{"circular window of one", Config{CircularApproachWindow: 1}, "CircularApproachWindow"},
-		{"circular window too large", Config{CircularApproachWindow: 1001}, "CircularApproachWindow"},
-		{"test-fix window too large", Config{TestFixWindow: 1001}, "TestFixWindow"},
-		{"test-fix share of 100%", Config{TestFixPercent: 100}, "TestFixPercent"},
+		{"negative fingerprint bound", Config{Failures: FailureRules{MaxFingerprints: -1}}, "Failures.MaxFingerprints"},
+		{"fingerprint bound too large", Config{Failures: FailureRules{MaxFingerprints: int(aboveInt32)}}, "Failures.MaxFingerprints"},
+		{"output cannot decline by 100%", Config{Progress: ProgressRules{OutputDeclinePercent: 100}}, "Progress.OutputDeclinePercent"},
+		{"output cannot decline by more", Config{Progress: ProgressRules{OutputDeclinePercent: 250}}, "Progress.OutputDeclinePercent"},
+		{"score window too large", Config{Progress: ProgressRules{ScoreWindow: 1001}}, "Progress.ScoreWindow"},
+		{"circular window below two cycles", Config{Progress: ProgressRules{CircularApproachWindow: 3}}, "Progress.CircularApproachWindow"},
+		{"circular window of one", Config{Progress: ProgressRules{CircularApproachWindow: 1}}, "Progress.CircularApproachWindow"},
+		{"circular window too large", Config{Progress: ProgressRules{CircularApproachWindow: 1001}}, "Progress.CircularApproachWindow"},
+		{"test-fix window too large", Config{Progress: ProgressRules{TestFixWindow: 1001}}, "Progress.TestFixWindow"},
+		{"test-fix share of 100%", Config{Progress: ProgressRules{TestFixPercent: 100}}, "Progress.TestFixPercent"},
 		{"relapse window too large", Config{RelapseWindow: 1001}, "RelapseWindow"},
-		{"too many error samples", Config{MaxErrorSamples: 10001}, "MaxErrorSamples"},
+		{"too many error samples", Config{Failures: FailureRules{MaxSamples: 10001}}, "Failures.MaxSamples"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,7 +93,7 @@ func TestValidateNamesTheBadField(t *testing.T) {
 }
 
 func TestValidateReportsEveryBadField(t *testing.T) {
-	err := Config{Cooldown: -1, MaxFingerprints: -1}.Validate()
+	err := Config{Cooldown: -1, Failures: FailureRules{MaxFingerprints: -1}}.Validate()
 	require.Error(t, err)
 	var fields []string
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
@@ -101,11 +101,11 @@ func TestValidateReportsEveryBadField(t *testing.T) {
 		require.True(t, errors.As(e, &cerr))
 		fields = append(fields, cerr.Field)
 	}
-	assert.Equal(t, []string{"Cooldown", "MaxFingerprints"}, fields)
+	assert.Equal(t, []string{"Cooldown", "Failures.MaxFingerprints"}, fields)
 }
 
 func TestNegativeThresholdsAreValidAndSwitchOff(t *testing.T) {
-	cfg := Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: -5, OutputDeclinePercent: -1}
+	cfg := Config{Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -5}, Progress: ProgressRules{OutputDeclinePercent: -1}}
 	require.NoError(t, cfg.Validate())
 	b, _ := newTestBreaker(t, cfg)
 	for i := 0; i < 100; i++ {

@@ -79,7 +79,7 @@ func (b *CircuitBreaker) manualClose(cause Cause) {
 	now := b.cfg.Now()
 	b.count.ConsecutiveFailures, b.count.SameErrorInARow, b.count.LastProgressScore = 0, 0, 0
 	evicted := b.errors.evicted
-	b.errors = newErrorCounts(b.cfg.MaxFingerprints)
+	b.errors = newErrorCounts(b.cfg.Failures.MaxFingerprints)
 	b.errors.evicted = evicted
 	b.lastFailed, b.lastFingerprint, b.lastFingerprintCount, b.anyFailure = false, 0, 0, false
 	b.progress = progressState{progressCounts: progressCounts{LastProgress: b.progress.LastProgress}}

@@ -12,7 +12,7 @@ import (
 // the error that stopped the loop does not stop it again at once; the
 // lifetime totals and the history stay.
 func TestResumeClosesAndResetsTheCounters(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxSameErrorCount: 3, MaxConsecutiveFailures: -1})
+	b, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxSameError: 3, MaxConsecutive: -1}})
 	for i := 0; i < 3; i++ {
 		b.Record(Iteration{Err: errA(i), Progress: &Progress{}})
 		b.RecordSuccess()

@@ -83,10 +83,10 @@ func TestFailedProbeDoublesTheCooldown(t *testing.T) {
 func TestDefaultCooldownStaysTheSame(t *testing.T) {
 	b, clock := tripped(t, Config{})
 	for range 3 {
-		clock.Advance(DefaultCooldown)
+		clock.Advance(DefaultConfig().Cooldown)
 		require.True(t, b.Check().Probe)
 		b.Record(Iteration{Err: errA(1)})
-		assert.Equal(t, DefaultCooldown, b.Stats().RetryAfter)
+		assert.Equal(t, DefaultConfig().Cooldown, b.Stats().RetryAfter)
 	}
 	assert.Equal(t, 4, b.Stats().ConsecutiveOpens)
 }
@@ -95,10 +95,13 @@ func TestDefaultCooldownStaysTheSame(t *testing.T) {
 // negative answer means no cooldown at all.
 func TestCustomCooldownPolicy(t *testing.T) {
 	var calls [][2]any
-	b, _ := newTestBreaker(t, Config{Cooldown: time.Second, CooldownPolicy: func(base time.Duration, opens int) time.Duration {
-		calls = append(calls, [2]any{base, opens})
-		return -time.Hour
-	}})
+	b, _ := newTestBreaker(t, Config{
+		Cooldown: time.Second,
+		CooldownPolicy: func(base time.Duration, opens int) time.Duration {
+			calls = append(calls, [2]any{base, opens})
+			return -time.Hour
+		},
+	})
 	for i := range 3 {
 		b.Record(Iteration{Err: errA(i)})
 	}

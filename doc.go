@@ -32,8 +32,8 @@
 // Each stop signal is a named rule with its own [ReasonKind], threshold
 // and off switch, and its [Reason] carries the evidence: "3 consecutive
 // failures (threshold: 3)". The circuit opens after
-// [Config.MaxConsecutiveFailures] failures in a row (3), or when one error
-// fingerprint has been seen [Config.MaxSameErrorCount] times over the
+// [FailureRules.MaxConsecutive] failures in a row (3), or when one error
+// fingerprint has been seen [FailureRules.MaxSameError] times over the
 // breaker's life (5). A host that measures progress passes
 // [Iteration.Progress], and three more signals watch it: iterations without
 // progress, output falling below the recent baseline, and permission
@@ -43,9 +43,9 @@
 // threshold switches a signal off; zero means the default.
 //
 // Some stops are not failures: a call budget over a rolling hour
-// ([Config.MaxCallsPerHour], [ErrCallBudget]); a spend cap on the tokens
-// or dollars the loop may spend ([Config.MaxTokens], [Config.MaxCostUSD],
-// [ErrSpendCap]), the dollars priced with [Config.Prices] where only the
+// ([SpendRules.MaxCallsPerHour], [ErrCallBudget]); a spend cap on the tokens
+// or dollars the loop may spend ([SpendRules.MaxTokens], [SpendRules.MaxCostUSD],
+// [ErrSpendCap]), the dollars priced with [SpendRules.Prices] where only the
 // tokens and the model are known; and completion, when the host's done signals, test-only
 // iterations or finished plan say the work is done ([ErrComplete]).
 //

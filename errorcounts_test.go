@@ -11,7 +11,7 @@ import (
 // The history keeps the most recently seen fingerprints; the least
 // recently seen one goes first, and Stats counts it.
 func TestErrorHistoryEvictsLeastRecentlySeen(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxFingerprints: 3, MaxConsecutiveFailures: -1, MaxSameErrorCount: -1})
+	b, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxFingerprints: 3, MaxConsecutive: -1, MaxSameError: -1}})
 	for _, msg := range []string{"error a", "error b", "error c", "error a", "error d"} {
 		b.RecordFailure(msg)
 	}
@@ -58,7 +58,7 @@ func TestMillionDistinctErrorsStayBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records a million errors")
 	}
-	b, _ := newTestBreaker(t, Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: -1})
+	b, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1}})
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -74,7 +74,7 @@ func TestMillionDistinctErrorsStayBounded(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	s := b.Stats()
 	require.Equal(t, n, s.TotalFailures)
-	assert.Equal(t, DefaultMaxFingerprints, s.UniqueErrors)
+	assert.Equal(t, DefaultConfig().Failures.MaxFingerprints, s.UniqueErrors)
 	// Every error was new (but for the odd 32-bit fingerprint collision).
 	assert.InDelta(t, n, s.EvictedErrors+s.UniqueErrors, 50)
 	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)

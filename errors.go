@@ -69,8 +69,8 @@ var ErrProviderLimit = errors.New("loopbreaker: provider limit")
 var ErrProviderStopped = errors.New("loopbreaker: provider stopped the loop")
 
 // [ErrSpendCap] is matched (errors.Is) by the error of a Decision refused
-// because a spend cap is reached: over the loop's life ([Config.MaxTokens],
-// [Config.MaxCostUSD]), which no waiting ends, or in the last hour, which
+// because a spend cap is reached: over the loop's life ([SpendRules.MaxTokens],
+// [SpendRules.MaxCostUSD]), which no waiting ends, or in the last hour, which
 // ends after [Decision.RetryAfter].
 var ErrSpendCap = errors.New("loopbreaker: spend cap reached")
 

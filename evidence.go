@@ -11,7 +11,7 @@ import (
 // first [ErrorSampleRunes] runes, white space around them trimmed.
 const ErrorSampleRunes = 200
 
-// maxErrorSamples bounds [Config.MaxErrorSamples], and so the size of a
+// maxErrorSamples bounds [FailureRules.MaxSamples], and so the size of a
 // snapshot: 10,000 fingerprints of two samples, each at most 200 runes
 // (1,200 bytes of JSON when every rune must be escaped), is 24 MB at
 // most, well inside FileStore's [MaxStateFileSize].
@@ -41,10 +41,10 @@ type sampleEntry struct {
 	ErrorSample
 }
 
-// newErrorSamples returns the samples of cfg: [Config.MaxErrorSamples] of
+// newErrorSamples returns the samples of cfg: [FailureRules.MaxSamples] of
 // them (none when negative), never more than the error history holds.
 func newErrorSamples(cfg *Config) *errorSamples {
-	return &errorSamples{max: max(min(cfg.MaxErrorSamples, cfg.MaxFingerprints), 0)}
+	return &errorSamples{max: max(min(cfg.Failures.MaxSamples, cfg.Failures.MaxFingerprints), 0)}
 }
 
 // add records text, an error's sample (see sampleOf), as the latest of

@@ -17,7 +17,7 @@ import (
 // Each fingerprint keeps the text of its first and of its latest failure,
 // in Stats, keyed as ErrorCounts is.
 func TestErrorSamplesKeepTheFirstAndTheLatestText(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: -1})
+	b, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1}})
 	b.Record(Iteration{Err: errA(42)})
 	b.Record(Iteration{Err: errB(7)})
 	b.Record(Iteration{Err: errA(87)})
@@ -52,7 +52,7 @@ func TestSameErrorReasonsQuoteTheErrorText(t *testing.T) {
 				b.RecordSuccess()
 			}
 		}, ReasonSameError, "Same error repeated 5 times (threshold: 5)"},
-		{"same error in a row", Config{MaxSameErrorInARow: 2}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"same error in a row", Config{Failures: FailureRules{MaxSameErrorInARow: 2}}, func(b *CircuitBreaker, _ *fakeClock) {
 			b.Record(Iteration{Err: errA(3)})
 			b.Record(Iteration{Err: errA(4)})
 		}, ReasonSameErrorInARow, "Same error repeated 2 times in a row (threshold: 2)"},
@@ -60,7 +60,7 @@ func TestSameErrorReasonsQuoteTheErrorText(t *testing.T) {
 			for range 3 {
 				b.Record(Iteration{Progress: &Progress{}}) // no progress: it opens
 			}
-			clock.Advance(DefaultCooldown)
+			clock.Advance(DefaultConfig().Cooldown)
 			b.Check()
 			b.Record(Iteration{Err: errA(4)})
 		}, ReasonProbeFailed, "Half-open probe failed (error " + Fingerprint(errA(0).Error()) + ")"},
@@ -125,10 +125,10 @@ func TestSampleOf(t *testing.T) {
 }
 
 // The samples are kept for the most recently seen fingerprints only,
-// Config.MaxErrorSamples of them; a fingerprint seen again after its
+// Config.Failures.MaxSamples of them; a fingerprint seen again after its
 // sample was forgotten starts a new one.
 func TestErrorSamplesAreBounded(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxErrorSamples: 2, MaxConsecutiveFailures: -1, MaxSameErrorCount: -1})
+	b, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxSamples: 2, MaxConsecutive: -1, MaxSameError: -1}})
 	errs := []string{"KeyError: 'a'", "KeyError: 'b'", "KeyError: 'c'"}
 	for _, e := range errs {
 		b.RecordFailure(e)
@@ -151,7 +151,7 @@ func TestErrorSamplesAreBounded(t *testing.T) {
 
 // The samples never outnumber the fingerprints of the error history.
 func TestErrorSamplesFollowTheErrorHistory(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxFingerprints: 2, MaxConsecutiveFailures: -1})
+	b, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxFingerprints: 2, MaxConsecutive: -1}})
 	for _, e := range []string{"KeyError: 'a'", "KeyError: 'b'", "KeyError: 'c'"} {
 		b.RecordFailure(e)
 	}
@@ -163,10 +163,10 @@ func TestErrorSamplesFollowTheErrorHistory(t *testing.T) {
 	}
 }
 
-// A negative MaxErrorSamples keeps no error text anywhere: not in Stats,
+// A negative Failures.MaxSamples keeps no error text anywhere: not in Stats,
 // not in a reason, not in a snapshot.
 func TestNoErrorSamplesWhenSwitchedOff(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxErrorSamples: -1})
+	b, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxSamples: -1}})
 	secret := errors.New("auth failed for token sk-live-12345")
 	for range 5 {
 		b.Record(Iteration{Err: secret})
@@ -199,23 +199,23 @@ func TestManualControlsForgetTheSamples(t *testing.T) {
 }
 
 // The samples survive a restart, and a breaker restored with a smaller
-// MaxErrorSamples keeps the most recent ones.
+// Failures.MaxSamples keeps the most recent ones.
 func TestErrorSamplesSurviveARestart(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxConsecutiveFailures: -1})
+	b, clock := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: -1}})
 	for _, e := range []string{"KeyError: 'a'", "KeyError: 'b'", "KeyError: 'c'"} {
 		b.RecordFailure(e)
 	}
 	before := b.Stats().ErrorSamples
 
-	same, _ := restart(t, b, Config{MaxConsecutiveFailures: -1}, clock.Now())
+	same, _ := restart(t, b, Config{Failures: FailureRules{MaxConsecutive: -1}}, clock.Now())
 	assert.Equal(t, before, same.Stats().ErrorSamples)
 
-	smaller, _ := restart(t, b, Config{MaxConsecutiveFailures: -1, MaxErrorSamples: 1}, clock.Now())
+	smaller, _ := restart(t, b, Config{Failures: FailureRules{MaxConsecutive: -1, MaxSamples: 1}}, clock.Now())
 	assert.Equal(t, map[string]ErrorSample{
 		Fingerprint("KeyError: 'c'"): {First: "KeyError: 'c'", Latest: "KeyError: 'c'"},
 	}, smaller.Stats().ErrorSamples)
 
-	none, _ := restart(t, b, Config{MaxConsecutiveFailures: -1, MaxErrorSamples: -1}, clock.Now())
+	none, _ := restart(t, b, Config{Failures: FailureRules{MaxConsecutive: -1, MaxSamples: -1}}, clock.Now())
 	assert.Nil(t, none.Stats().ErrorSamples)
 }
 
@@ -228,7 +228,7 @@ func TestWorstCaseSnapshotFitsAStateFile(t *testing.T) {
 	now := time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
 	worst := strings.Repeat("<", ErrorSampleRunes)
 	d := snapshotData{Version: SnapshotVersion, SavedAt: now, State: Closed}
-	for i := range DefaultMaxFingerprints {
+	for i := range DefaultConfig().Failures.MaxFingerprints {
 		fp := formatFingerprint(uint32(i))
 		d.Errors = append(d.Errors, errorCount{Fingerprint: fp, Count: 1 << 40})
 		if i < maxErrorSamples {

@@ -14,8 +14,10 @@ import (
 func Example_callBudget() {
 	now := time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
 	cb, _ := loopbreaker.New(loopbreaker.Config{
-		MaxCallsPerHour: 5,
-		Now:             func() time.Time { return now },
+		Spend: loopbreaker.SpendRules{
+			MaxCallsPerHour: 5,
+		},
+		Now: func() time.Time { return now },
 	})
 	for {
 		d := cb.Check()

@@ -83,7 +83,7 @@ func ExampleCircuitBreaker_ObserveLimit() {
 // A cap of $2 over the loop's life: a warning from 80%, then a stop that
 // is no failure and that no waiting ends.
 func Example_spendCap() {
-	cb, _ := loopbreaker.New(loopbreaker.Config{MaxCostUSD: 2})
+	cb, _ := loopbreaker.New(loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCostUSD: 2}})
 	costs := []float64{0.9, 0.8, 0.5, 0.4}
 	for _, cost := range costs {
 		d := cb.Check()

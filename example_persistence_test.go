@@ -24,7 +24,7 @@ func ExampleFileStore() {
 	store := loopbreaker.NewFileStore(dir)
 
 	now := time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
-	cfg := loopbreaker.Config{MaxConsecutiveFailures: 2, Now: func() time.Time { return now }}
+	cfg := loopbreaker.Config{Failures: loopbreaker.FailureRules{MaxConsecutive: 2}, Now: func() time.Time { return now }}
 
 	// The first process: two failures open the circuit; it saves the
 	// state after every iteration, and then it is killed.
@@ -80,9 +80,11 @@ func Example_onStateChange() {
 	now := time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
 	var cb *loopbreaker.CircuitBreaker
 	cb, _ = loopbreaker.New(loopbreaker.Config{
-		MaxConsecutiveFailures: 1,
-		Cooldown:               time.Minute,
-		Now:                    func() time.Time { return now },
+		Failures: loopbreaker.FailureRules{
+			MaxConsecutive: 1,
+		},
+		Cooldown: time.Minute,
+		Now:      func() time.Time { return now },
 		OnStateChange: func(t loopbreaker.Transition) {
 			fmt.Printf("%s (%d iterations so far)\n", t, cb.Stats().Iterations)
 		},
@@ -100,7 +102,7 @@ func Example_onStateChange() {
 // Seed 004's pause menu: when the circuit opens a person chooses to
 // resume (retry), skip (move on to another task) or abort (stop for good).
 func ExampleCircuitBreaker_Resume() {
-	cb, _ := loopbreaker.New(loopbreaker.Config{MaxSameErrorCount: 2})
+	cb, _ := loopbreaker.New(loopbreaker.Config{Failures: loopbreaker.FailureRules{MaxSameError: 2}})
 	cb.RecordFailure("KeyError: 'user_id'")
 	cb.RecordSuccess()
 	cb.RecordFailure("KeyError: 'user_id'")

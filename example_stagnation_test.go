@@ -13,8 +13,8 @@ import (
 // approach, and the sixth iteration closes the circle.
 func Example_circularApproach() {
 	cfg := loopbreaker.DefaultConfig()
-	cfg.MaxConsecutiveFailures = 10 // let the circle speak first
-	cfg.MaxSameErrorCount = 10
+	cfg.Failures.MaxConsecutive = 10 // let the circle speak first
+	cfg.Failures.MaxSameError = 10
 	cb, _ := loopbreaker.New(cfg)
 	approaches := []string{"mock the clock", "add a retry", "mock the clock", "add a retry", "mock the clock", "add a retry"}
 	for i, a := range approaches {
@@ -39,7 +39,7 @@ func Example_circularApproach() {
 // Seed 003's progress score: a completed task carries the loop through two
 // quiet iterations, a third opens the circuit.
 func Example_progressScore() {
-	cb, _ := loopbreaker.New(loopbreaker.Config{ProgressScoreWindow: 3, NoProgressThreshold: -1})
+	cb, _ := loopbreaker.New(loopbreaker.Config{Progress: loopbreaker.ProgressRules{ScoreWindow: 3, MaxNoProgress: -1}})
 	iterations := []loopbreaker.Progress{
 		{TasksCompleted: 1, FilesChanged: 2, OutputLength: 900}, // +5 +1
 		{OutputLength: 800}, // -3
@@ -65,10 +65,12 @@ func Example_progressScore() {
 func ExampleDoublingCooldown() {
 	now := time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
 	cb, _ := loopbreaker.New(loopbreaker.Config{
-		MaxConsecutiveFailures: 1,
-		Cooldown:               30 * time.Minute,
-		CooldownPolicy:         loopbreaker.DoublingCooldown(4 * time.Hour),
-		Now:                    func() time.Time { return now },
+		Failures: loopbreaker.FailureRules{
+			MaxConsecutive: 1,
+		},
+		Cooldown:       30 * time.Minute,
+		CooldownPolicy: loopbreaker.DoublingCooldown(4 * time.Hour),
+		Now:            func() time.Time { return now },
 	})
 	cb.RecordFailure("database is locked")
 	for range 4 {

@@ -14,7 +14,7 @@ import (
 // moves on to the first task that was not skipped.
 func ExampleCircuitBreaker_SkippedTasks() {
 	cfg := loopbreaker.DefaultConfig()
-	cfg.MaxConsecutiveFailures = 5 // exit.sh's 5 failures across tasks
+	cfg.Failures.MaxConsecutive = 5 // exit.sh's 5 failures across tasks
 	cb, _ := loopbreaker.New(cfg)
 	tasks := []string{"05-01 add login", "05-02 add logout"}
 	next := func() string {

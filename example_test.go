@@ -46,9 +46,11 @@ func Example() {
 func Example_cooldown() {
 	now := time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
 	cb, _ := loopbreaker.New(loopbreaker.Config{
-		MaxConsecutiveFailures: 1,
-		Cooldown:               time.Minute,
-		Now:                    func() time.Time { return now },
+		Failures: loopbreaker.FailureRules{
+			MaxConsecutive: 1,
+		},
+		Cooldown: time.Minute,
+		Now:      func() time.Time { return now },
 	})
 	cb.RecordFailure("connection refused")
 	d := cb.Check()
@@ -71,7 +73,7 @@ func Example_cooldown() {
 // A runner that wants an error for a refused iteration uses Decision.Err,
 // which matches ErrOpen and carries the reason.
 func ExampleDecision_Err() {
-	cb, _ := loopbreaker.New(loopbreaker.Config{MaxSameErrorCount: 2})
+	cb, _ := loopbreaker.New(loopbreaker.Config{Failures: loopbreaker.FailureRules{MaxSameError: 2}})
 	cb.RecordFailure("KeyError: 'user_id'")
 	cb.RecordSuccess()
 	cb.RecordFailure("KeyError: 'user_id'")
@@ -94,10 +96,10 @@ func ExamplePreset() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(cfg.MaxConsecutiveFailures, cfg.MaxSameErrorCount)
+	fmt.Println(cfg.Failures.MaxConsecutive, cfg.Failures.MaxSameError)
 
-	cfg.MaxSameErrorCount = 4 // e.g. from --circuit-breaker-errors 4
-	fmt.Println(cfg.MaxConsecutiveFailures, cfg.MaxSameErrorCount)
+	cfg.Failures.MaxSameError = 4 // e.g. from --circuit-breaker-errors 4
+	fmt.Println(cfg.Failures.MaxConsecutive, cfg.Failures.MaxSameError)
 
 	_, err = loopbreaker.Preset("yolo")
 	fmt.Println(err)

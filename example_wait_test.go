@@ -16,8 +16,10 @@ import (
 func ExampleCircuitBreaker_Wait() {
 	now := time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
 	cb, _ := loopbreaker.New(loopbreaker.Config{
-		MaxConsecutiveFailures: 2,
-		Now:                    func() time.Time { return now },
+		Failures: loopbreaker.FailureRules{
+			MaxConsecutive: 2,
+		},
+		Now: func() time.Time { return now },
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			now = now.Add(d)
 			return ctx.Err()

@@ -141,7 +141,7 @@ func TestGiveUpThresholdEdges(t *testing.T) {
 // Provider limits, spend and the call budget open no circuit: they are
 // waited out however often they come, and count toward no give-up.
 func TestLimitsAreWaitedOutHoweverOften(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxConsecutiveOpens: 2, MaxCallsPerHour: 5})
+	b, clock := newTestBreaker(t, Config{MaxConsecutiveOpens: 2, Spend: SpendRules{MaxCallsPerHour: 5}})
 	limit := &LimitError{Limit: Limit{Kind: LimitThrottle, Why: "HTTP 429"}}
 	for n := 1; n <= 30; n++ {
 		_, err := b.Wait(context.Background())
@@ -211,8 +211,8 @@ func TestWaitHelpsTellsWhatTimeEnds(t *testing.T) {
 		{"provider limit", Config{}, func(b *CircuitBreaker, _ *fakeClock) {
 			b.ObserveLimit(Limit{Kind: LimitThrottle})
 		}, true},
-		{"call budget", Config{MaxCallsPerHour: 1}, func(b *CircuitBreaker, _ *fakeClock) { b.RecordSuccess() }, true},
-		{"hourly spend cap", Config{MaxTokensPerHour: 10}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"call budget", Config{Spend: SpendRules{MaxCallsPerHour: 1}}, func(b *CircuitBreaker, _ *fakeClock) { b.RecordSuccess() }, true},
+		{"hourly spend cap", Config{Spend: SpendRules{MaxTokensPerHour: 10}}, func(b *CircuitBreaker, _ *fakeClock) {
 			b.AddUsage(Usage{InputTokens: 10})
 		}, true},
 		{"gave up", Config{MaxConsecutiveOpens: 1}, func(b *CircuitBreaker, _ *fakeClock) {
@@ -225,7 +225,7 @@ func TestWaitHelpsTellsWhatTimeEnds(t *testing.T) {
 		{"provider stopped", Config{}, func(b *CircuitBreaker, _ *fakeClock) {
 			b.ObserveLimit(Limit{Kind: LimitStop})
 		}, false},
-		{"spend cap", Config{MaxTokens: 10}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"spend cap", Config{Spend: SpendRules{MaxTokens: 10}}, func(b *CircuitBreaker, _ *fakeClock) {
 			b.AddUsage(Usage{OutputTokens: 10})
 		}, false},
 		{"complete", Config{}, func(b *CircuitBreaker, _ *fakeClock) {

@@ -171,7 +171,7 @@ func TestAHoldForLostFilesSurvivesARestart(t *testing.T) {
 // the history records it after the trip. A completed loop is complete no
 // more.
 func TestLostFilesWinOverATripAndACompletion(t *testing.T) {
-	b, g, _ := newGuardedBreaker(t, Config{MaxConsecutiveFailures: 1})
+	b, g, _ := newGuardedBreaker(t, Config{Failures: FailureRules{MaxConsecutive: 1}})
 	g.loses(1, "CLAUDE.md deleted, restored from its copy")
 	b.Record(Iteration{Err: errA(1)})
 	s := b.Stats()

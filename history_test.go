@@ -65,7 +65,7 @@ func TestHistoryRecordsTheNoProgressWatch(t *testing.T) {
 // The history keeps the last HistoryLen transitions, and Stats gives a
 // copy.
 func TestHistoryKeepsTheLastFiftyTransitions(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxConsecutiveFailures: 1, Cooldown: time.Second, MaxConsecutiveOpens: -1})
+	b, clock := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: 1}, Cooldown: time.Second, MaxConsecutiveOpens: -1})
 	for i := 0; i < 30; i++ { // 2 transitions each
 		b.RecordFailure("boom")
 		clock.Advance(time.Second)
@@ -112,15 +112,17 @@ func TestHealthyLoopRecordsNoTransitions(t *testing.T) {
 func TestOnStateChangeMayCallBackIntoTheBreaker(t *testing.T) {
 	var b *CircuitBreaker
 	var seen []string
-	cfg := Config{OnStateChange: func(tr Transition) {
-		if !b.mu.TryLock() {
-			t.Error("called with the lock held")
-			return
-		}
-		b.mu.Unlock()
-		s := b.Stats()
-		seen = append(seen, tr.To.String()+" "+s.State.String()+" "+b.TripReason())
-	}}
+	cfg := Config{
+		OnStateChange: func(tr Transition) {
+			if !b.mu.TryLock() {
+				t.Error("called with the lock held")
+				return
+			}
+			b.mu.Unlock()
+			s := b.Stats()
+			seen = append(seen, tr.To.String()+" "+s.State.String()+" "+b.TripReason())
+		},
+	}
 	b, clock := newTestBreaker(t, cfg)
 	for i := 0; i < 3; i++ {
 		b.Record(Iteration{Err: errA(i)})
@@ -139,15 +141,20 @@ func TestOnStateChangeDeliversTransitionsMadeByTheCallbackAfterIt(t *testing.T) 
 	var b *CircuitBreaker
 	var seen []string
 	depth := 0
-	cfg := Config{MaxConsecutiveFailures: 1, OnStateChange: func(tr Transition) {
-		depth++
-		defer func() { depth-- }()
-		require.Equal(t, 1, depth, "never nested")
-		seen = append(seen, tr.String())
-		if tr.To == Open {
-			b.Resume()
-		}
-	}}
+	cfg := Config{
+		Failures: FailureRules{
+			MaxConsecutive: 1,
+		},
+		OnStateChange: func(tr Transition) {
+			depth++
+			defer func() { depth-- }()
+			require.Equal(t, 1, depth, "never nested")
+			seen = append(seen, tr.String())
+			if tr.To == Open {
+				b.Resume()
+			}
+		},
+	}
 	b, _ = newTestBreaker(t, cfg)
 	b.RecordFailure("boom")
 	assert.Equal(t, []string{
@@ -163,16 +170,22 @@ func TestOnStateChangeIsSerializedAndInOrderUnderConcurrency(t *testing.T) {
 	var mu sync.Mutex
 	var seen []Transition
 	running := 0
-	cfg := Config{MaxConsecutiveFailures: 1, Cooldown: time.Nanosecond, OnStateChange: func(tr Transition) {
-		mu.Lock()
-		running++
-		assert.Equal(t, 1, running, "never concurrent")
-		seen = append(seen, tr)
-		mu.Unlock()
-		mu.Lock()
-		running--
-		mu.Unlock()
-	}}
+	cfg := Config{
+		Failures: FailureRules{
+			MaxConsecutive: 1,
+		},
+		Cooldown: time.Nanosecond,
+		OnStateChange: func(tr Transition) {
+			mu.Lock()
+			running++
+			assert.Equal(t, 1, running, "never concurrent")
+			seen = append(seen, tr)
+			mu.Unlock()
+			mu.Lock()
+			running--
+			mu.Unlock()
+		},
+	}
 	b, clock := newTestBreaker(t, cfg)
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
@@ -205,12 +218,17 @@ func TestOnStateChangeIsSerializedAndInOrderUnderConcurrency(t *testing.T) {
 // transition is delivered.
 func TestOnStateChangePanicLeavesTheBreakerUsable(t *testing.T) {
 	calls := 0
-	cfg := Config{MaxConsecutiveFailures: 1, OnStateChange: func(tr Transition) {
-		calls++
-		if calls == 1 {
-			panic("host bug")
-		}
-	}}
+	cfg := Config{
+		Failures: FailureRules{
+			MaxConsecutive: 1,
+		},
+		OnStateChange: func(tr Transition) {
+			calls++
+			if calls == 1 {
+				panic("host bug")
+			}
+		},
+	}
 	b, _ := newTestBreaker(t, cfg)
 	assert.Panics(t, func() { b.RecordFailure("boom") })
 	assert.Equal(t, Open, b.State())
@@ -222,7 +240,7 @@ func TestOnStateChangePanicLeavesTheBreakerUsable(t *testing.T) {
 // closed.
 func TestResetClearsHistoryAndReportsTheClose(t *testing.T) {
 	var seen []string
-	b, _ := newTestBreaker(t, Config{MaxConsecutiveFailures: 1, OnStateChange: func(tr Transition) { seen = append(seen, tr.String()) }})
+	b, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: 1}, OnStateChange: func(tr Transition) { seen = append(seen, tr.String()) }})
 	b.RecordFailure("boom")
 	b.Reset()
 	assert.Nil(t, b.Stats().History)
@@ -263,7 +281,7 @@ func TestStatsLogsAsASlogGroup(t *testing.T) {
 		`breaker.last_transition="OPEN -> CLOSED (resume) at iteration 3"`+"\n", sb.String())
 
 	// A complete loop says why, and a call budget how much of it is used.
-	b, _ = newTestBreaker(t, Config{MaxCallsPerHour: 10})
+	b, _ = newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 10}})
 	b.Record(Iteration{Done: true, Calls: 3})
 	b.Record(Iteration{Done: true})
 	sb.Reset()

@@ -103,12 +103,14 @@ func TestClockPanicLeavesNoLockHeld(t *testing.T) {
 // working.
 func TestClassifierPanicLeavesIterationUnrecorded(t *testing.T) {
 	armed := true
-	b, _ := newTestBreaker(t, Config{Classify: func(err error) Outcome {
-		if armed {
-			panic("classifier broke")
-		}
-		return Failure
-	}})
+	b, _ := newTestBreaker(t, Config{
+		Classify: func(err error) Outcome {
+			if armed {
+				panic("classifier broke")
+			}
+			return Failure
+		},
+	})
 
 	require.True(t, callRecovering(func() { b.Record(Iteration{Err: errors.New("x")}) }))
 	armed = false
@@ -127,12 +129,14 @@ func TestCooldownPolicyPanicLeavesCircuitAsItWas(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			armed := false
-			b, _ := newTestBreaker(t, Config{CooldownPolicy: func(base time.Duration, opens int) time.Duration {
-				if armed {
-					panic("policy broke")
-				}
-				return base
-			}})
+			b, _ := newTestBreaker(t, Config{
+				CooldownPolicy: func(base time.Duration, opens int) time.Duration {
+					if armed {
+						panic("policy broke")
+					}
+					return base
+				},
+			})
 			b.Record(Iteration{Err: errA(1)})
 			b.Record(Iteration{Err: errA(2)})
 

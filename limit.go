@@ -17,23 +17,11 @@ import (
 // failing: it trips nothing and counts toward no failure, progress or
 // same-error rule, and Check refuses until it lifts.
 
-// Defaults and bounds of the provider limits.
-const (
-	// DefaultProviderLimitWait is how long a usage limit whose reset time
-	// is not known lasts: 60 minutes, as ralph-claude-code waits out
-	// Claude's usage limit ([Config.ProviderLimitWait]).
-	DefaultProviderLimitWait = 60 * time.Minute
-	// DefaultProviderThrottleWait is how long a short throttle whose
-	// reset time is not known lasts: 5 minutes ([Config.ProviderThrottleWait]).
-	// Claude Code and the SDKs have retried with backoff before they
-	// report one, and a capacity throttle clears in minutes.
-	DefaultProviderThrottleWait = 5 * time.Minute
-	// MaxProviderLimitWait is the furthest a provider limit's reset may
-	// lie: 35 days. No provider window is longer than a month (a weekly
-	// limit, a monthly spend cap); a reset further off (a host's mistake,
-	// a state edited by hand) counts as this far.
-	MaxProviderLimitWait = limits.MaxAhead
-)
+// [MaxProviderLimitWait] is the furthest a provider limit's reset may lie:
+// 35 days. No provider window is longer than a month (a weekly limit, a
+// monthly spend cap); a reset further off (a host's mistake, a state
+// edited by hand) counts as this far.
+const MaxProviderLimitWait = limits.MaxAhead
 
 // LimitKind says what a provider limit asks of the loop.
 type LimitKind uint8
@@ -42,12 +30,12 @@ type LimitKind uint8
 const (
 	// LimitWait: a usage limit (Claude's 5-hour or weekly limit, Codex's
 	// usage limit) that lifts at [Limit.Reset], or, when no reset time is
-	// known, after [Config.ProviderLimitWait] (60 minutes).
+	// known, after [LimitRules.Wait] (60 minutes).
 	LimitWait LimitKind = iota
 	// LimitThrottle: a short rate or capacity throttle (an HTTP 429 or
 	// 529, a per-minute rate limit, an overloaded server) that lifts at
 	// [Limit.Reset], or, when no reset time is known, after
-	// [Config.ProviderThrottleWait] (5 minutes).
+	// [LimitRules.ThrottleWait] (5 minutes).
 	LimitThrottle
 	// LimitStop: a limit no waiting ends (no credit left, a quota or
 	// billing cap, usage disabled by an admin): a person has to act.
@@ -78,7 +66,7 @@ type Limit struct {
 	Kind LimitKind
 	// Reset is when the limit lifts, as the provider said it; zero when
 	// it did not say, and for a LimitStop. The breaker waits
-	// [Config.ProviderLimitWait] or [Config.ProviderThrottleWait] then, and
+	// [LimitRules.Wait] or [LimitRules.ThrottleWait] then, and
 	// never longer than [MaxProviderLimitWait]. A reset that is not after
 	// the time the limit was seen (a Retry-After of 0, "retryDelay": "0s")
 	// is waited out for a second: the provider said to retry at once, and
@@ -126,7 +114,7 @@ func (e *LimitError) Error() string {
 func (e *LimitError) Unwrap() error { return e.Err }
 
 // LimitPattern is a host's own way of recognising a provider limit in
-// text (an error's text or an agent's output), for [Config.LimitPatterns],
+// text (an error's text or an agent's output), for [LimitRules.Patterns],
 // [ProviderLimitOf] and [ProviderLimitInText].
 //
 // Patterns run before the built-in rules, in order, and the first that
@@ -339,9 +327,9 @@ const minProviderLimitWait = time.Second
 func (b *CircuitBreaker) limitUntil(l Limit, now time.Time) time.Time {
 	until := l.Reset
 	if until.IsZero() {
-		wait := b.cfg.ProviderLimitWait
+		wait := b.cfg.Limits.Wait
 		if l.Kind == LimitThrottle {
-			wait = b.cfg.ProviderThrottleWait
+			wait = b.cfg.Limits.ThrottleWait
 		}
 		until = now.Add(wait)
 	}

@@ -84,7 +84,7 @@ func FuzzRecordLimitText(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		b, err := New(Config{Now: func() time.Time { return limitNow }, MaxConsecutiveFailures: -1, MaxSameErrorCount: -1})
+		b, err := New(Config{Now: func() time.Time { return limitNow }, Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -254,7 +254,7 @@ func TestHostLimitPatterns(t *testing.T) {
 	}
 
 	// The breaker's default classifier tries the Config's patterns.
-	b, _ := newTestBreaker(t, Config{LimitPatterns: patterns})
+	b, _ := newTestBreaker(t, Config{Limits: LimitRules{Patterns: patterns}})
 	b.Record(Iteration{Err: errors.New("ERROR tenant suspended")})
 	assert.Equal(t, ReasonProviderStopped, b.Check().Reason.Kind)
 	b.Resume()
@@ -263,15 +263,19 @@ func TestHostLimitPatterns(t *testing.T) {
 }
 
 func TestLimitPatternsAreValidated(t *testing.T) {
-	err := Config{LimitPatterns: []LimitPattern{
-		{Kind: LimitWait},
-		{Match: regexp.MustCompile("x"), Kind: LimitKind(7)},
-		{Match: regexp.MustCompile("y"), Kind: LimitKind(7), NotALimit: true},
-	}}.Validate()
+	err := Config{
+		Limits: LimitRules{
+			Patterns: []LimitPattern{
+				{Kind: LimitWait},
+				{Match: regexp.MustCompile("x"), Kind: LimitKind(7)},
+				{Match: regexp.MustCompile("y"), Kind: LimitKind(7), NotALimit: true},
+			},
+		},
+	}.Validate()
 	require.ErrorIs(t, err, ErrInvalidConfig)
-	assert.Contains(t, err.Error(), "LimitPatterns[0].Match")
-	assert.Contains(t, err.Error(), "LimitPatterns[1].Kind")
-	assert.NotContains(t, err.Error(), "LimitPatterns[2]", "a veto has no kind")
+	assert.Contains(t, err.Error(), "Limits.Patterns[0].Match")
+	assert.Contains(t, err.Error(), "Limits.Patterns[1].Kind")
+	assert.NotContains(t, err.Error(), "Limits.Patterns[2]", "a veto has no kind")
 }
 
 func TestLimitKindAndOutcomeNames(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 // A breaker without a transport counts an iteration that does not say as
 // one call, as before.
 func TestWithoutTransportAnIterationIsOneCall(t *testing.T) {
-	cb, _ := newTestBreaker(t, Config{MaxCallsPerHour: 10})
+	cb, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 10}})
 	cb.Record(Iteration{})
 	cb.RecordSuccess()
 	cb.RecordFailure("x")
@@ -24,7 +24,7 @@ func TestWithoutTransportAnIterationIsOneCall(t *testing.T) {
 // agent's log) calls CountCall; from then on an iteration counts only the
 // calls it states.
 func TestCountCallCountsAsItHappensAndRecordCountsNoneAgain(t *testing.T) {
-	cb, clock := newTestBreaker(t, Config{MaxCallsPerHour: 3})
+	cb, clock := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 3}})
 	cb.CountCall()
 	cb.CountCall()
 	cb.Record(Iteration{})

@@ -67,7 +67,7 @@ func (o Outcome) String() string {
 // cap) ProviderStop; every other error is a Failure. A
 // context.DeadlineExceeded is a Failure, never a limit: an iteration that
 // ran out of time did not get its work done. The breaker's own default
-// also tries [Config.LimitPatterns].
+// also tries [LimitRules.Patterns].
 func DefaultClassify(err error) Outcome {
 	return classify(err, nil)
 }

@@ -52,7 +52,7 @@ func TestCancelledIterationIsNeutral(t *testing.T) {
 // probe.
 func TestCancelledProbeReleasesTheSlot(t *testing.T) {
 	b, clock := tripped(t, Config{})
-	clock.Advance(DefaultCooldown)
+	clock.Advance(DefaultConfig().Cooldown)
 	require.True(t, b.Check().Probe)
 	require.False(t, b.Check().Allow, "the probe is in flight")
 
@@ -66,15 +66,17 @@ func TestCancelledProbeReleasesTheSlot(t *testing.T) {
 func TestClassifierDecidesHowErrorsCount(t *testing.T) {
 	errNothingToDo := errors.New("nothing to do")
 	errInterrupted := errors.New("interrupted by the user")
-	cfg := Config{Classify: func(err error) Outcome {
-		switch {
-		case errors.Is(err, errNothingToDo):
-			return Success
-		case errors.Is(err, errInterrupted):
-			return Neutral
-		}
-		return Failure
-	}}
+	cfg := Config{
+		Classify: func(err error) Outcome {
+			switch {
+			case errors.Is(err, errNothingToDo):
+				return Success
+			case errors.Is(err, errInterrupted):
+				return Neutral
+			}
+			return Failure
+		},
+	}
 	b, _ := newTestBreaker(t, cfg)
 	b.Record(Iteration{Err: errA(1)})
 	b.Record(Iteration{Err: errA(2)})
@@ -95,10 +97,12 @@ func TestClassifierDecidesHowErrorsCount(t *testing.T) {
 func TestClassifierMayCallTheBreaker(t *testing.T) {
 	var b *CircuitBreaker
 	var seen State = 99
-	b, _ = newTestBreaker(t, Config{Classify: func(err error) Outcome {
-		seen = b.State()
-		return Failure
-	}})
+	b, _ = newTestBreaker(t, Config{
+		Classify: func(err error) Outcome {
+			seen = b.State()
+			return Failure
+		},
+	})
 	b.Record(Iteration{Err: errA(1)})
 	assert.Equal(t, Closed, seen)
 }
@@ -132,10 +136,12 @@ func TestRecordFailureOfALimitTextPutsTheLimitInForce(t *testing.T) {
 // RecordFailure asks the host's classifier, as Record does.
 func TestRecordFailureAsksTheClassifier(t *testing.T) {
 	var asked []string
-	b, _ := newTestBreaker(t, Config{Classify: func(err error) Outcome {
-		asked = append(asked, err.Error())
-		return Neutral
-	}})
+	b, _ := newTestBreaker(t, Config{
+		Classify: func(err error) Outcome {
+			asked = append(asked, err.Error())
+			return Neutral
+		},
+	})
 	assert.False(t, b.RecordFailure("context canceled"))
 	assert.Equal(t, []string{"context canceled"}, asked)
 	s := b.Stats()

@@ -53,9 +53,9 @@ const (
 // consecutive-failure limit is raised to 10 so that superkit's "5
 // identical errors in a row" can speak before it.
 func autonomous(c *Config) {
-	c.MaxSameErrorInARow = 5
-	c.MaxCallsPerHour = 100
-	c.ProgressScoreWindow = 3
+	c.Failures.MaxSameErrorInARow = 5
+	c.Spend.MaxCallsPerHour = 100
+	c.Progress.ScoreWindow = 3
 	c.Cooldown = autonomousCooldown
 	c.CooldownPolicy = DoublingCooldown(autonomousCooldownCeiling)
 	c.RelapseWindow = 3
@@ -78,8 +78,8 @@ func autonomous(c *Config) {
 //     step signals say when looking goes round in circles.
 //   - The step signals at OpenHands' thresholds, as in [DefaultConfig].
 func toolSteps(c *Config) {
-	c.NoProgressThreshold = -1
-	c.OutputDeclinePercent = -1
+	c.Progress.MaxNoProgress = -1
+	c.Progress.OutputDeclinePercent = -1
 }
 
 // [ErrUnknownPreset] is matched (errors.Is) by the error Preset returns for a
@@ -127,8 +127,8 @@ func Preset(name string) (Config, error) {
 	for _, p := range presets {
 		if p.name == name {
 			cfg := DefaultConfig()
-			cfg.MaxConsecutiveFailures = p.maxConsecutiveFailures
-			cfg.MaxSameErrorCount = p.maxSameErrorCount
+			cfg.Failures.MaxConsecutive = p.maxConsecutiveFailures
+			cfg.Failures.MaxSameError = p.maxSameErrorCount
 			if p.more != nil {
 				p.more(&cfg)
 			}

@@ -26,8 +26,8 @@ func TestPresetsHaveTheSeedThresholds(t *testing.T) {
 			cfg, err := Preset(tt.name)
 			require.NoError(t, err)
 			want := DefaultConfig()
-			want.MaxConsecutiveFailures = tt.consecutive
-			want.MaxSameErrorCount = tt.sameErr
+			want.Failures.MaxConsecutive = tt.consecutive
+			want.Failures.MaxSameError = tt.sameErr
 			assert.Equal(t, want, cfg)
 		})
 	}
@@ -50,8 +50,8 @@ func TestRalphStarterPresetsWithoutValuesTakeTheStandardOnes(t *testing.T) {
 			cfg, err := Preset(name)
 			require.NoError(t, err)
 			assert.Equal(t, DefaultConfig(), cfg)
-			assert.Equal(t, 3, cfg.MaxConsecutiveFailures)
-			assert.Equal(t, 5, cfg.MaxSameErrorCount)
+			assert.Equal(t, 3, cfg.Failures.MaxConsecutive)
+			assert.Equal(t, 5, cfg.Failures.MaxSameError)
 		})
 	}
 	assert.Equal(t, names, PresetNames()[7:], "listed after the presets with values of their own")
@@ -62,17 +62,17 @@ func TestRalphStarterPresetsWithoutValuesTakeTheStandardOnes(t *testing.T) {
 func TestAutonomousPresetHasSeed003Values(t *testing.T) {
 	cfg, err := Preset("autonomous")
 	require.NoError(t, err)
-	assert.Equal(t, 10, cfg.MaxConsecutiveFailures)
-	assert.Equal(t, 5, cfg.MaxSameErrorCount)
-	assert.Equal(t, 5, cfg.MaxSameErrorInARow)
-	assert.Equal(t, 100, cfg.MaxCallsPerHour)
-	assert.Equal(t, 3, cfg.NoProgressThreshold)
-	assert.Equal(t, 70, cfg.OutputDeclinePercent)
-	assert.Equal(t, 3, cfg.PermissionDenialThreshold)
-	assert.Equal(t, 3, cfg.ProgressScoreWindow)
-	assert.Equal(t, 6, cfg.CircularApproachWindow)
-	assert.Equal(t, 5, cfg.TestFixWindow)
-	assert.Equal(t, 80, cfg.TestFixPercent)
+	assert.Equal(t, 10, cfg.Failures.MaxConsecutive)
+	assert.Equal(t, 5, cfg.Failures.MaxSameError)
+	assert.Equal(t, 5, cfg.Failures.MaxSameErrorInARow)
+	assert.Equal(t, 100, cfg.Spend.MaxCallsPerHour)
+	assert.Equal(t, 3, cfg.Progress.MaxNoProgress)
+	assert.Equal(t, 70, cfg.Progress.OutputDeclinePercent)
+	assert.Equal(t, 3, cfg.Progress.MaxPermissionDenials)
+	assert.Equal(t, 3, cfg.Progress.ScoreWindow)
+	assert.Equal(t, 6, cfg.Progress.CircularApproachWindow)
+	assert.Equal(t, 5, cfg.Progress.TestFixWindow)
+	assert.Equal(t, 80, cfg.Progress.TestFixPercent)
 	assert.Equal(t, 30*time.Minute, cfg.Cooldown)
 	assert.Equal(t, 3, cfg.RelapseWindow, "superkit watches the next 3 iterations after a recovery")
 	require.NotNil(t, cfg.CooldownPolicy)
@@ -111,7 +111,7 @@ func TestMigrationSafetyTripsOnFirstFailure(t *testing.T) {
 func TestExplicitValueBeatsPreset(t *testing.T) {
 	cfg, err := Preset("migration-safety")
 	require.NoError(t, err)
-	cfg.MaxConsecutiveFailures = 3
+	cfg.Failures.MaxConsecutive = 3
 	b, _ := newTestBreaker(t, cfg)
 	assert.False(t, b.RecordFailure("error one"))
 	assert.False(t, b.RecordFailure("error two"))

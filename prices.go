@@ -72,13 +72,13 @@ func (p Prices) Cost(u Usage) (float64, bool) {
 
 // Prices is a price table: the price of each model, by the model's name as
 // its provider's API names it (claude-sonnet-4-5, gpt-5, gemini-2.5-pro).
-// [Config.Prices] is one; [DefaultPrices] returns the built-in table, which
+// [SpendRules.Prices] is one; [DefaultPrices] returns the built-in table, which
 // a host extends or corrects by setting entries.
 type Prices map[string]Price
 
 // [PricesDate] is the day the built-in price table ([DefaultPrices]) was read
 // from the providers' price pages. Prices change: a host whose models or
-// prices differ sets its own in [Config.Prices].
+// prices differ sets its own in [SpendRules.Prices].
 const PricesDate = "2026-11-22"
 
 // DefaultPrices returns the built-in price table, a new map the caller may

@@ -96,7 +96,7 @@ func TestCostPricesEachKindOfToken(t *testing.T) {
 func TestTheDefaultPricesAreValid(t *testing.T) {
 	prices := DefaultPrices()
 	assert.Greater(t, len(prices), 60)
-	require.NoError(t, Config{Prices: prices}.Validate())
+	require.NoError(t, Config{Spend: SpendRules{Prices: prices}}.Validate())
 	for name, p := range prices {
 		assert.Positive(t, p.Input, name)
 		assert.GreaterOrEqual(t, p.Output, p.Input, "%s: output costs at least what input does", name)
@@ -116,7 +116,7 @@ func TestABadPriceIsRejected(t *testing.T) {
 		"a negative threshold":          {Input: 1, LongAbove: -1},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := New(Config{Prices: Prices{"my-model": p}})
+			_, err := New(Config{Spend: SpendRules{Prices: Prices{"my-model": p}}})
 			require.ErrorIs(t, err, ErrInvalidConfig)
 			assert.ErrorContains(t, err, `Prices["my-model"]`)
 		})
@@ -127,7 +127,7 @@ func TestABadPriceIsRejected(t *testing.T) {
 // warning names it, once however often it comes, and never silently.
 // Without a dollar cap there is nothing to warn of.
 func TestAModelWithNoPriceIsWarnedOfUnderADollarCap(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxCostUSD: 5})
+	b, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxCostUSD: 5}})
 	for range 3 {
 		b.Record(Iteration{Usage: Usage{InputTokens: 100, OutputTokens: 10, Model: "gpt-9-preview"}})
 	}
@@ -137,7 +137,7 @@ func TestAModelWithNoPriceIsWarnedOfUnderADollarCap(t *testing.T) {
 	require.True(t, d.Allow)
 	require.Len(t, d.Warnings, 1)
 	assert.Equal(t, ReasonUnpricedModel, d.Warnings[0].Kind)
-	assert.Equal(t, `No price for models "gpt-9-preview", "my-finetune": their calls count no dollars toward the spend cap (add them to Config.Prices)`, d.Warning)
+	assert.Equal(t, `No price for models "gpt-9-preview", "my-finetune": their calls count no dollars toward the spend cap (add them to Config.Spend.Prices)`, d.Warning)
 	assert.Equal(t, d.Warnings, b.Stats().Warnings)
 	assert.Zero(t, b.Stats().Spend.Total.CostUSD)
 	assert.Equal(t, 400, b.Stats().Spend.Total.InputTokens, "the tokens count")
@@ -145,18 +145,18 @@ func TestAModelWithNoPriceIsWarnedOfUnderADollarCap(t *testing.T) {
 	b.Reset()
 	assert.Len(t, b.Check().Warnings, 1, "the table still lacks them after a Reset")
 
-	b, _ = newTestBreaker(t, Config{MaxTokens: 1_000_000})
+	b, _ = newTestBreaker(t, Config{Spend: SpendRules{MaxTokens: 1_000_000}})
 	b.AddUsage(Usage{InputTokens: 100, Model: "gpt-9-preview"})
 	assert.Empty(t, b.Check().Warnings, "no dollar cap: nothing is wrong")
 
-	b, _ = newTestBreaker(t, Config{MaxCostUSDPerHour: 1})
+	b, _ = newTestBreaker(t, Config{Spend: SpendRules{MaxCostUSDPerHour: 1}})
 	b.AddUsage(Usage{InputTokens: 100, Model: "gpt-9-preview"})
-	assert.Equal(t, `No price for model "gpt-9-preview": its calls count no dollars toward the spend cap (add it to Config.Prices)`, b.Check().Warning)
+	assert.Equal(t, `No price for model "gpt-9-preview": its calls count no dollars toward the spend cap (add it to Config.Spend.Prices)`, b.Check().Warning)
 }
 
 // A cost the host gives is taken as it is, model or not.
 func TestAGivenCostIsNotPricedAgain(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxCostUSD: 5})
+	b, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxCostUSD: 5}})
 	b.AddUsage(Usage{InputTokens: 1_000_000, Model: "claude-sonnet-4-5", CostUSD: 0.5})
 	b.AddUsage(Usage{InputTokens: 1_000_000, Model: "gpt-9", CostUSD: 0.25})
 	s := b.Stats()

@@ -84,7 +84,7 @@ func TestWhatCountsAsProgress(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, _ := newTestBreaker(t, Config{NoProgressThreshold: 10})
+			b, _ := newTestBreaker(t, Config{Progress: ProgressRules{MaxNoProgress: 10}})
 			if tt.prev != nil {
 				b.Record(Iteration{Progress: tt.prev})
 			}
@@ -108,18 +108,18 @@ func TestProgressSignalBoundaries(t *testing.T) {
 		state  State
 		reason string
 	}{
-		{"no progress: below threshold-1", Config{NoProgressThreshold: 4}, []*Progress{stalled, stalled}, Closed, ""},
-		{"no progress: threshold-1 is half-open", Config{NoProgressThreshold: 4}, []*Progress{stalled, stalled, stalled}, HalfOpen, "No progress in 3 consecutive iterations (threshold: 4)"},
-		{"no progress: threshold opens", Config{NoProgressThreshold: 4}, []*Progress{stalled, stalled, stalled, stalled}, Open, "No progress in 4 consecutive iterations (threshold: 4)"},
-		{"no progress: threshold 1 opens at once", Config{NoProgressThreshold: 1}, []*Progress{stalled}, Open, "No progress in 1 consecutive iterations (threshold: 1)"},
-		{"no progress: switched off", Config{NoProgressThreshold: -1}, []*Progress{stalled, stalled, stalled, stalled, stalled}, Closed, ""},
+		{"no progress: below threshold-1", Config{Progress: ProgressRules{MaxNoProgress: 4}}, []*Progress{stalled, stalled}, Closed, ""},
+		{"no progress: threshold-1 is half-open", Config{Progress: ProgressRules{MaxNoProgress: 4}}, []*Progress{stalled, stalled, stalled}, HalfOpen, "No progress in 3 consecutive iterations (threshold: 4)"},
+		{"no progress: threshold opens", Config{Progress: ProgressRules{MaxNoProgress: 4}}, []*Progress{stalled, stalled, stalled, stalled}, Open, "No progress in 4 consecutive iterations (threshold: 4)"},
+		{"no progress: threshold 1 opens at once", Config{Progress: ProgressRules{MaxNoProgress: 1}}, []*Progress{stalled}, Open, "No progress in 1 consecutive iterations (threshold: 1)"},
+		{"no progress: switched off", Config{Progress: ProgressRules{MaxNoProgress: -1}}, []*Progress{stalled, stalled, stalled, stalled, stalled}, Closed, ""},
 		{"no progress: progress resets the count", Config{}, []*Progress{stalled, oneTask, stalled, oneFile, stalled}, Closed, ""},
-		{"denials: one below threshold", Config{NoProgressThreshold: -1}, []*Progress{denied, denied}, Closed, ""},
-		{"denials: at threshold", Config{NoProgressThreshold: -1}, []*Progress{denied, denied, denied}, Open, "Permission denied in 3 consecutive iterations (threshold: 3)"},
-		{"denials: interrupted", Config{NoProgressThreshold: -1}, []*Progress{denied, denied, stalled, denied, denied}, Closed, ""},
+		{"denials: one below threshold", Config{Progress: ProgressRules{MaxNoProgress: -1}}, []*Progress{denied, denied}, Closed, ""},
+		{"denials: at threshold", Config{Progress: ProgressRules{MaxNoProgress: -1}}, []*Progress{denied, denied, denied}, Open, "Permission denied in 3 consecutive iterations (threshold: 3)"},
+		{"denials: interrupted", Config{Progress: ProgressRules{MaxNoProgress: -1}}, []*Progress{denied, denied, stalled, denied, denied}, Closed, ""},
 		{"denials: with progress still count", Config{}, []*Progress{progress(Progress{FilesChanged: 1, PermissionDenials: 1}), progress(Progress{FilesChanged: 1, PermissionDenials: 1}), progress(Progress{FilesChanged: 1, PermissionDenials: 1})}, Open, "Permission denied in 3 consecutive iterations (threshold: 3)"},
-		{"denials: custom threshold", Config{PermissionDenialThreshold: 1}, []*Progress{denied}, Open, "Permission denied in 1 consecutive iterations (threshold: 1)"},
-		{"denials: switched off", Config{NoProgressThreshold: -1, PermissionDenialThreshold: -1}, []*Progress{denied, denied, denied, denied}, Closed, ""},
+		{"denials: custom threshold", Config{Progress: ProgressRules{MaxPermissionDenials: 1}}, []*Progress{denied}, Open, "Permission denied in 1 consecutive iterations (threshold: 1)"},
+		{"denials: switched off", Config{Progress: ProgressRules{MaxNoProgress: -1, MaxPermissionDenials: -1}}, []*Progress{denied, denied, denied, denied}, Closed, ""},
 		{"unmeasured iterations keep the signals idle", Config{}, []*Progress{stalled, nil, nil, nil, nil}, Closed, ""},
 	}
 	for _, tt := range tests {
@@ -158,13 +158,13 @@ func TestOutputDecline(t *testing.T) {
 		{"no previous output, no baseline", Config{}, []*Progress{out(0)}, Closed, ""},
 		{"a zero baseline cannot decline", Config{}, []*Progress{out(0), out(0), out(0)}, Closed, ""},
 		{"progress excuses a short output", Config{}, []*Progress{out(1000), {FilesChanged: 3, OutputLength: 10}}, Closed, ""},
-		{"custom percent", Config{OutputDeclinePercent: 20}, []*Progress{out(1000), out(790)}, Open,
+		{"custom percent", Config{Progress: ProgressRules{OutputDeclinePercent: 20}}, []*Progress{out(1000), out(790)}, Open,
 			"Output declined 21.0% below baseline (current: 790, baseline: 1000, threshold: 20%)"},
-		{"switched off", Config{OutputDeclinePercent: -1}, []*Progress{out(1000), out(0), out(0)}, Closed, ""},
+		{"switched off", Config{Progress: ProgressRules{OutputDeclinePercent: -1}}, []*Progress{out(1000), out(0), out(0)}, Closed, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.cfg.NoProgressThreshold = -1 // outputs alone never make progress
+			tt.cfg.Progress.MaxNoProgress = -1 // outputs alone never make progress
 			b, _ := newTestBreaker(t, tt.cfg)
 			for _, p := range tt.outputs {
 				b.Record(Iteration{Progress: p})
@@ -213,19 +213,19 @@ func TestFailedChanceOpensWithProbeReason(t *testing.T) {
 
 	assert.True(t, b.IsTripped())
 	assert.Equal(t, "Half-open probe failed (error "+Fingerprint("build failed")+")", b.TripReason())
-	clock.Advance(DefaultCooldown)
+	clock.Advance(DefaultConfig().Cooldown)
 	assert.True(t, b.Check().Allow, "the cooldown applies")
 }
 
 // A probe after a cooldown that succeeds but changes nothing, at
 // threshold-1, gets one more chance rather than closing.
 func TestStalledProbeStaysHalfOpen(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{NoProgressThreshold: 2})
+	b, clock := newTestBreaker(t, Config{Progress: ProgressRules{MaxNoProgress: 2}})
 	b.Record(Iteration{Err: errA(1)})
 	b.Record(Iteration{Err: errA(2)})
 	b.Record(Iteration{Err: errA(3)})
 	require.Equal(t, Open, b.State())
-	clock.Advance(DefaultCooldown)
+	clock.Advance(DefaultConfig().Cooldown)
 
 	require.True(t, b.Check().Allow)
 	b.Record(Iteration{Progress: stalled})
@@ -237,7 +237,7 @@ func TestStalledProbeStaysHalfOpen(t *testing.T) {
 }
 
 func TestStatsShowProgressEvidence(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{NoProgressThreshold: -1, OutputDeclinePercent: -1})
+	b, clock := newTestBreaker(t, Config{Progress: ProgressRules{MaxNoProgress: -1, OutputDeclinePercent: -1}})
 	assert.Nil(t, b.Stats().OutputTrend)
 	assert.True(t, b.Stats().LastProgress.IsZero())
 

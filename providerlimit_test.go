@@ -86,9 +86,9 @@ func TestCheckRefusesUntilTheResetThenAllows(t *testing.T) {
 	assert.Zero(t, b.Stats().ProviderLimit, "the limit is over")
 }
 
-// Without a reset time, a usage limit lasts ProviderLimitWait (60 minutes
+// Without a reset time, a usage limit lasts Limits.Wait (60 minutes
 // by default, as ralph-claude-code waits) and a throttle
-// ProviderThrottleWait (5 minutes).
+// Limits.ThrottleWait (5 minutes).
 func TestLimitsWithoutAResetWaitTheirDefault(t *testing.T) {
 	cases := []struct {
 		name string
@@ -101,8 +101,8 @@ func TestLimitsWithoutAResetWaitTheirDefault(t *testing.T) {
 			"Provider limit: You've hit your limit (no reset time given: waiting 1h0m0s)"},
 		{"a throttle, by default", Config{}, errors.New("API Error: Request rejected (429)"), 5 * time.Minute,
 			"Provider limit: Request rejected (429) (no reset time given: waiting 5m0s)"},
-		{"a usage limit, configured", Config{ProviderLimitWait: 2 * time.Hour}, errors.New("You've hit your limit"), 2 * time.Hour, ""},
-		{"a throttle, configured", Config{ProviderThrottleWait: 30 * time.Second}, sdkError(429, ""), 30 * time.Second,
+		{"a usage limit, configured", Config{Limits: LimitRules{Wait: 2 * time.Hour}}, errors.New("You've hit your limit"), 2 * time.Hour, ""},
+		{"a throttle, configured", Config{Limits: LimitRules{ThrottleWait: 30 * time.Second}}, sdkError(429, ""), 30 * time.Second,
 			"Provider limit: HTTP 429 Too Many Requests (no reset time given: waiting 30s)"},
 	}
 	for _, tc := range cases {
@@ -165,7 +165,7 @@ func TestWhichRefusalSpeaksFirst(t *testing.T) {
 	assert.Equal(t, Open, d.State)
 	assert.Equal(t, ReasonConsecutiveFailures, d.Reason.Kind, "the open circuit speaks first")
 
-	clock.Advance(DefaultCooldown)
+	clock.Advance(DefaultConfig().Cooldown)
 	d = b.Check()
 	assert.False(t, d.Allow, "the cooldown is over, but the limit is in force")
 	assert.False(t, d.Probe)
@@ -182,7 +182,7 @@ func TestWhichRefusalSpeaksFirst(t *testing.T) {
 // counts as no probe, and after the reset the next Check gets the probe.
 func TestLimitAtTheProbeGivesTheSlotBack(t *testing.T) {
 	b, clock := tripped(t, Config{})
-	clock.Advance(DefaultCooldown)
+	clock.Advance(DefaultConfig().Cooldown)
 	require.True(t, b.Check().Probe)
 
 	b.Record(Iteration{Err: errHitLimit})
@@ -199,7 +199,7 @@ func TestLimitAtTheProbeGivesTheSlotBack(t *testing.T) {
 // after the reset, the next Check gets the probe.
 func TestLimitObservedDuringTheProbeGivesTheSlotBack(t *testing.T) {
 	b, clock := tripped(t, Config{})
-	clock.Advance(DefaultCooldown)
+	clock.Advance(DefaultConfig().Cooldown)
 	require.True(t, b.Check().Probe)
 	b.ObserveLimit(Limit{Kind: LimitThrottle, Reset: clock.Now().Add(time.Minute)})
 	clock.Advance(time.Minute)
@@ -234,11 +234,13 @@ func TestLimitIsSharedByEveryWorker(t *testing.T) {
 func TestLimitIsLoggedAsItHappens(t *testing.T) {
 	var seen []Transition
 	var mu sync.Mutex
-	b, clock := newTestBreaker(t, Config{OnStateChange: func(tr Transition) {
-		mu.Lock()
-		seen = append(seen, tr)
-		mu.Unlock()
-	}})
+	b, clock := newTestBreaker(t, Config{
+		OnStateChange: func(tr Transition) {
+			mu.Lock()
+			seen = append(seen, tr)
+			mu.Unlock()
+		},
+	})
 	b.Record(Iteration{Err: errHitLimit})
 	require.Len(t, seen, 1)
 	tr := seen[0]
@@ -306,17 +308,19 @@ func TestWaitWaitsOutAProviderLimit(t *testing.T) {
 // line as the reason. A host that calls a limit a failure is obeyed.
 func TestHostClassifierDecidesWhatIsALimit(t *testing.T) {
 	errQuota := errors.New("quota service: project alpha throttled\nretry later")
-	b, _ := newTestBreaker(t, Config{Classify: func(err error) Outcome {
-		switch {
-		case errors.Is(err, errQuota):
-			return ProviderLimit
-		case errors.Is(err, errHitLimit):
-			return Failure
-		case errors.Is(err, errDisabled):
-			return ProviderLimit // a stop the host calls a wait
-		}
-		return ProviderStop
-	}})
+	b, _ := newTestBreaker(t, Config{
+		Classify: func(err error) Outcome {
+			switch {
+			case errors.Is(err, errQuota):
+				return ProviderLimit
+			case errors.Is(err, errHitLimit):
+				return Failure
+			case errors.Is(err, errDisabled):
+				return ProviderLimit // a stop the host calls a wait
+			}
+			return ProviderStop
+		},
+	})
 	b.Record(Iteration{Err: errQuota})
 	d := b.Check()
 	assert.Equal(t, time.Hour, d.RetryAfter)
@@ -364,11 +368,11 @@ func TestStatsShowTheLimit(t *testing.T) {
 
 func TestProviderLimitConfigIsValidated(t *testing.T) {
 	for _, cfg := range []Config{
-		{ProviderLimitWait: -time.Second},
-		{ProviderLimitWait: MaxProviderLimitWait + time.Second},
-		{ProviderThrottleWait: -time.Second},
+		{Limits: LimitRules{Wait: -time.Second}},
+		{Limits: LimitRules{Wait: MaxProviderLimitWait + time.Second}},
+		{Limits: LimitRules{ThrottleWait: -time.Second}},
 	} {
 		assert.ErrorIs(t, cfg.Validate(), ErrInvalidConfig, "%+v", cfg)
 	}
-	assert.NoError(t, Config{ProviderLimitWait: MaxProviderLimitWait}.Validate())
+	assert.NoError(t, Config{Limits: LimitRules{Wait: MaxProviderLimitWait}}.Validate())
 }

@@ -76,7 +76,7 @@ func TestRelapseReopensAtOnce(t *testing.T) {
 			[]Iteration{{Err: errB(1)}, {}, {Err: errA(9)}},
 			ReasonSameError,
 			"Relapse: same_error again (error " + Fingerprint(errA(0).Error()) + ") 3 iterations after recovery (watching 3)"},
-		{"the same error in a row", Config{MaxSameErrorInARow: 3, MaxConsecutiveFailures: 5},
+		{"the same error in a row", Config{Failures: FailureRules{MaxSameErrorInARow: 3, MaxConsecutive: 5}},
 			times(3, Iteration{Err: errA(1)}), Iteration{},
 			[]Iteration{{Err: errB(1)}, {Err: errA(2)}},
 			ReasonSameErrorInARow,
@@ -91,12 +91,12 @@ func TestRelapseReopensAtOnce(t *testing.T) {
 			[]Iteration{{Progress: denials}},
 			ReasonPermissionDenials,
 			"Relapse: permission_denials again 1 iteration after recovery (watching 3)"},
-		{"a failure on the stuck task, not on another", Config{MaxConsecutiveFailures: 5},
+		{"a failure on the stuck task, not on another", Config{Failures: FailureRules{MaxConsecutive: 5}},
 			times(3, Iteration{Task: "05-01", Err: errA(1)}), Iteration{Task: "05-01"},
 			[]Iteration{{Task: "05-02", Err: errB(1)}, {Task: "05-01", Err: errA(2)}},
 			ReasonSameTask,
 			`Relapse: same_task again on task "05-01" (error ` + Fingerprint(errA(0).Error()) + ") 2 iterations after recovery (watching 3)"},
-		{"a negative score again", Config{ProgressScoreWindow: 3, NoProgressThreshold: -1},
+		{"a negative score again", Config{Progress: ProgressRules{ScoreWindow: 3, MaxNoProgress: -1}},
 			times(3, Iteration{Progress: noProgress}),
 			Iteration{Progress: &Progress{FilesChanged: 1, TasksCompleted: 1, OutputLength: 100}},
 			[]Iteration{{Progress: &Progress{FilesChanged: 1, OutputLength: 100}}, {Progress: noProgress}},
@@ -107,7 +107,7 @@ func TestRelapseReopensAtOnce(t *testing.T) {
 			[]Iteration{{Work: WorkOther}, {Work: WorkTestFix}},
 			ReasonTestFixLoop,
 			"Relapse: test_fix_loop again 2 iterations after recovery (watching 3)"},
-		{"one of the circle's approaches again", Config{MaxConsecutiveFailures: 10, MaxSameErrorCount: 10},
+		{"one of the circle's approaches again", Config{Failures: FailureRules{MaxConsecutive: 10, MaxSameError: 10}},
 			[]Iteration{
 				{Approach: "mock", Err: errA(1)}, {Approach: "retry", Err: errA(2)}, {Approach: "mock", Err: errA(3)},
 				{Approach: "retry", Err: errA(4)}, {Approach: "mock", Err: errA(5)}, {Approach: "retry", Err: errA(6)},
@@ -140,7 +140,7 @@ func TestRelapseReopensAtOnce(t *testing.T) {
 			assert.Equal(t, tt.kind, s.Reason.Relapsed)
 			assert.Equal(t, tt.text, b.TripReason())
 			assert.Equal(t, 2, s.ConsecutiveOpens, "the open streak goes on")
-			assert.Equal(t, 2*DefaultCooldown, s.Cooldown, "doubled, as after a failed probe")
+			assert.Equal(t, 2*DefaultConfig().Cooldown, s.Cooldown, "doubled, as after a failed probe")
 			assert.Zero(t, s.RelapseWatch)
 			last := s.History[len(s.History)-1]
 			assert.Equal(t, CauseSignal, last.Cause)
@@ -172,7 +172,7 @@ func TestWhatIsNotARelapse(t *testing.T) {
 		{"the watch switched off by a negative window", Config{RelapseWindow: -1, CooldownPolicy: DoublingCooldown(0)}, threeFailures, Iteration{},
 			[]Iteration{{Err: errA(1)}}, Closed, ReasonNone, 0, 0},
 		{"another signal trips: a fresh streak", relapsing(Config{}), times(3, Iteration{Progress: noProgress}), Iteration{Progress: progressed},
-			[]Iteration{{Err: errA(1)}, {Err: errA(2)}, {Err: errA(3)}}, Open, ReasonConsecutiveFailures, DefaultCooldown, 1},
+			[]Iteration{{Err: errA(1)}, {Err: errA(2)}, {Err: errA(3)}}, Open, ReasonConsecutiveFailures, DefaultConfig().Cooldown, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -227,7 +227,7 @@ func TestRelapsesKeepDoublingTheCooldown(t *testing.T) {
 	b.Record(Iteration{Err: errors.New("KeyError: 'z'")})
 	s := b.Stats()
 	assert.Equal(t, ReasonConsecutiveFailures, s.Reason.Kind, "well for the whole watch: a fresh start")
-	assert.Equal(t, DefaultCooldown, s.Cooldown)
+	assert.Equal(t, DefaultConfig().Cooldown, s.Cooldown)
 }
 
 // The relapse reason carries the error text of the failure that relapsed.
@@ -252,7 +252,7 @@ func TestRelapseWatchSurvivesARestart(t *testing.T) {
 	nb.Record(Iteration{Err: errA(1)})
 	s := nb.Stats()
 	assert.Equal(t, ReasonRelapse, s.Reason.Kind)
-	assert.Equal(t, 2*DefaultCooldown, s.Cooldown)
+	assert.Equal(t, 2*DefaultConfig().Cooldown, s.Cooldown)
 
 	off, _ := restart(t, b, Config{CooldownPolicy: DoublingCooldown(0)}, clock.Now().Add(time.Minute))
 	assert.Zero(t, off.Stats().RelapseWatch)

@@ -67,15 +67,15 @@ func (b *CircuitBreaker) risk(warnings []Reason) Risk {
 func (b *CircuitBreaker) oneShortOfStopping() bool {
 	c := &b.cfg
 	short := func(count, limit int) bool { return limit > 1 && count >= limit-1 }
-	if short(b.count.ConsecutiveFailures, c.MaxConsecutiveFailures) ||
-		b.lastFailed && short(b.lastFingerprintCount, c.MaxSameErrorCount) ||
-		short(b.count.SameErrorInARow, c.MaxSameErrorInARow) ||
-		short(b.progress.ConsecutiveNoProgress, c.NoProgressThreshold) ||
-		short(b.progress.ConsecutivePermissionDenials, c.PermissionDenialThreshold) ||
-		short(b.tasks.TaskFailures, c.SameTaskThreshold) {
+	if short(b.count.ConsecutiveFailures, c.Failures.MaxConsecutive) ||
+		b.lastFailed && short(b.lastFingerprintCount, c.Failures.MaxSameError) ||
+		short(b.count.SameErrorInARow, c.Failures.MaxSameErrorInARow) ||
+		short(b.progress.ConsecutiveNoProgress, c.Progress.MaxNoProgress) ||
+		short(b.progress.ConsecutivePermissionDenials, c.Progress.MaxPermissionDenials) ||
+		short(b.tasks.TaskFailures, c.Failures.MaxSameTask) {
 		return true
 	}
-	if w := c.ProgressScoreWindow; w > 0 {
+	if w := c.Progress.ScoreWindow; w > 0 {
 		sum, n := b.stagnation.scoreSum()
 		return n >= w-1 && sum < 0
 	}

@@ -41,7 +41,7 @@ func TestStagnationRisk(t *testing.T) {
 			for i := range 3 {
 				b.Record(Iteration{Err: distinct(i)})
 			}
-			clock.Advance(DefaultCooldown)
+			clock.Advance(DefaultConfig().Cooldown)
 		}, RiskHigh},
 		{"an iteration without progress", Config{}, func(b *CircuitBreaker, _ *fakeClock) {
 			b.Record(Iteration{Progress: &Progress{}})
@@ -52,26 +52,26 @@ func TestStagnationRisk(t *testing.T) {
 				b.Record(Iteration{Err: errA(line)})
 			}
 		}, RiskHigh},
-		{"two failures on one task", Config{MaxConsecutiveFailures: 5}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"two failures on one task", Config{Failures: FailureRules{MaxConsecutive: 5}}, func(b *CircuitBreaker, _ *fakeClock) {
 			b.Record(Iteration{Task: "05-01", Err: distinct(0)})
 			b.Record(Iteration{Task: "05-01", Err: distinct(1)})
 		}, RiskHigh},
-		{"a negative score with one iteration left in the window", Config{ProgressScoreWindow: 3, NoProgressThreshold: -1}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"a negative score with one iteration left in the window", Config{Progress: ProgressRules{ScoreWindow: 3, MaxNoProgress: -1}}, func(b *CircuitBreaker, _ *fakeClock) {
 			b.Record(Iteration{Progress: &Progress{}})                // -3
 			b.Record(Iteration{Progress: &Progress{FilesChanged: 1}}) // +1: -2 over two of three
 		}, RiskHigh},
-		{"a warning in force", Config{MaxTaskIterations: 1}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"a warning in force", Config{Progress: ProgressRules{MaxTaskIterations: 1}}, func(b *CircuitBreaker, _ *fakeClock) {
 			b.Record(Iteration{Task: "05-01"})
 			b.Record(Iteration{Task: "05-01"})
 		}, RiskMedium},
-		{"the call budget 80% used", Config{MaxCallsPerHour: 10}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"the call budget 80% used", Config{Spend: SpendRules{MaxCallsPerHour: 10}}, func(b *CircuitBreaker, _ *fakeClock) {
 			b.Record(Iteration{Calls: 8})
 		}, RiskMedium},
 		{"the relapse watch after a recovery", Config{RelapseWindow: 3}, func(b *CircuitBreaker, clock *fakeClock) {
 			for i := range 3 {
 				b.Record(Iteration{Err: distinct(i)})
 			}
-			clock.Advance(DefaultCooldown)
+			clock.Advance(DefaultConfig().Cooldown)
 			b.Check()
 			b.RecordSuccess()
 		}, RiskMedium},
@@ -80,10 +80,10 @@ func TestStagnationRisk(t *testing.T) {
 			b.Record(Iteration{Err: distinct(1)})
 			b.Record(Iteration{Plan: &Plan{Done: 3}})
 		}, RiskLow},
-		{"a threshold of one is never one short", Config{MaxConsecutiveFailures: 1, MaxSameErrorCount: -1}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"a threshold of one is never one short", Config{Failures: FailureRules{MaxConsecutive: 1, MaxSameError: -1}}, func(b *CircuitBreaker, _ *fakeClock) {
 			b.RecordSuccess()
 		}, RiskLow},
-		{"failures with the signals off", Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: -1, SameTaskThreshold: -1}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"failures with the signals off", Config{Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1, MaxSameTask: -1}}, func(b *CircuitBreaker, _ *fakeClock) {
 			for i := range 10 {
 				b.Record(Iteration{Task: "05-01", Err: distinct(i)})
 			}

@@ -13,53 +13,53 @@ const (
 	// [ReasonNone]: the circuit has not opened.
 	ReasonNone ReasonKind = iota
 	// ReasonConsecutiveFailures: Count failures in a row reached Threshold
-	// ([Config.MaxConsecutiveFailures]).
+	// ([FailureRules.MaxConsecutive]).
 	ReasonConsecutiveFailures
 	// ReasonSameErrorInARow: the last Count failures in a row all had the
-	// error Fingerprint, reaching Threshold ([Config.MaxSameErrorInARow]).
+	// error Fingerprint, reaching Threshold ([FailureRules.MaxSameErrorInARow]).
 	ReasonSameErrorInARow
 	// ReasonSameError: the error Fingerprint was seen Count times over the
-	// breaker's life, reaching Threshold ([Config.MaxSameErrorCount]).
+	// breaker's life, reaching Threshold ([FailureRules.MaxSameError]).
 	ReasonSameError
 	// ReasonNoProgress: Count measured iterations in a row made no
 	// progress. At Threshold-1 the circuit is half-open ("one more
-	// chance"); at Threshold ([Config.NoProgressThreshold]) it opens.
+	// chance"); at Threshold ([ProgressRules.MaxNoProgress]) it opens.
 	ReasonNoProgress
 	// ReasonProgressScore: the progress scores of the last Window measured
-	// iterations add up to Count, below zero ([Config.ProgressScoreWindow]).
+	// iterations add up to Count, below zero ([ProgressRules.ScoreWindow]).
 	// In a half-open circuit Window may be shorter: the probe is judged on
 	// the iterations since the circuit opened.
 	ReasonProgressScore
 	// ReasonOutputDecline: an iteration without progress produced output
-	// (Current) more than Threshold percent ([Config.OutputDeclinePercent])
+	// (Current) more than Threshold percent ([ProgressRules.OutputDeclinePercent])
 	// below the Baseline; Count is the decline in whole percent, rounded
 	// down.
 	ReasonOutputDecline
 	// ReasonPermissionDenials: Count measured iterations in a row had
 	// permission denials, reaching Threshold
-	// ([Config.PermissionDenialThreshold]).
+	// ([ProgressRules.MaxPermissionDenials]).
 	ReasonPermissionDenials
 	// ReasonCircularApproach: the last Window labelled iterations cycled
 	// through the same Count (2 or 3) approaches without progress;
 	// Fingerprint lists the approaches' fingerprints joined with "/", and
-	// Action their texts joined with " | " ([Config.CircularApproachWindow]).
+	// Action their texts joined with " | " ([ProgressRules.CircularApproachWindow]).
 	ReasonCircularApproach
 	// ReasonTestFixLoop: Count of the last Window labelled iterations were
-	// test fixes, more than Threshold percent ([Config.TestFixPercent]).
+	// test fixes, more than Threshold percent ([ProgressRules.TestFixPercent]).
 	ReasonTestFixLoop
 	// ReasonProbeFailed: the half-open probe failed with the error
 	// Fingerprint although no threshold was reached.
 	ReasonProbeFailed
 	// [ReasonCallBudget]: Count calls in the last hour reached the budget,
-	// Threshold ([Config.MaxCallsPerHour]). Check refuses without opening
+	// Threshold ([SpendRules.MaxCallsPerHour]). Check refuses without opening
 	// the circuit until a call leaves the window.
 	ReasonCallBudget
 	// ReasonDoneSignals: the agent reported done ([Iteration.Done]) in Count
 	// successful iterations in a row, reaching Threshold
-	// ([Config.DoneSignalThreshold]). The loop is complete.
+	// ([ProgressRules.DoneSignals]). The loop is complete.
 	ReasonDoneSignals
 	// ReasonTestOnlyLoops: Count successful iterations in a row only ran
-	// tests ([WorkTestsOnly]), reaching Threshold ([Config.TestOnlyThreshold]):
+	// tests ([WorkTestsOnly]), reaching Threshold ([ProgressRules.TestOnly]):
 	// nothing is left to implement. The loop is complete.
 	ReasonTestOnlyLoops
 	// ReasonPlanComplete: every task of the plan is done (Count tasks,
@@ -79,7 +79,7 @@ const (
 	// failed probe.
 	ReasonProbeLost
 	// ReasonSameTask: the last Count failed iterations in a row were all
-	// on the task Task, reaching Threshold ([Config.SameTaskThreshold]):
+	// on the task Task, reaching Threshold ([FailureRules.MaxSameTask]):
 	// GSD's exit.sh calls the loop stuck. It is checked before the other
 	// signals, so that a loop stuck on one task says which. Fingerprint
 	// and Sample are the last failure's error.
@@ -93,44 +93,44 @@ const (
 	ReasonRelapse
 	// ReasonCallBudgetWarning is a warning ([Decision.Warnings]), not a
 	// stop: Count calls in the last hour used CallBudgetWarningPercent or
-	// more of the budget, Threshold ([Config.MaxCallsPerHour]).
+	// more of the budget, Threshold ([SpendRules.MaxCallsPerHour]).
 	ReasonCallBudgetWarning
 	// ReasonLongTask is a warning, not a stop: Count iterations in a row
-	// were on the task Task, more than Threshold ([Config.MaxTaskIterations]).
+	// were on the task Task, more than Threshold ([ProgressRules.MaxTaskIterations]).
 	ReasonLongTask
 	// ReasonTestsDeclining is a warning, not a stop: the passing tests
 	// fell in Count measured iterations in a row, reaching Threshold
-	// ([Config.TestsDecliningThreshold]), from Baseline to Current.
+	// ([ProgressRules.TestsDeclining]), from Baseline to Current.
 	ReasonTestsDeclining
 	// ReasonErrorsRising is a warning, not a stop: the errors of an
 	// iteration ([Progress.Errors]) rose in Count measured iterations in a
-	// row, reaching Threshold ([Config.ErrorsRisingThreshold]), from
+	// row, reaching Threshold ([ProgressRules.ErrorsRising]), from
 	// Baseline to Current.
 	ReasonErrorsRising
 	// ReasonRepeatedActionObservation: the last Count tool steps were the
 	// same action with the same observation, reaching Threshold
-	// ([Config.RepeatedActionThreshold]); OpenHands' "repeating action,
+	// ([StepRules.MaxRepeatedAction]); OpenHands' "repeating action,
 	// observation". Fingerprint is the action's, Action its text.
 	ReasonRepeatedActionObservation
 	// ReasonRepeatedActionError: the last Count tool steps were the same
 	// action, each failing, reaching Threshold
-	// ([Config.RepeatedActionErrorThreshold]); OpenHands' "repeating action,
+	// ([StepRules.MaxRepeatedActionError]); OpenHands' "repeating action,
 	// error". Fingerprint is the last error's, Action the action's text.
 	ReasonRepeatedActionError
 	// ReasonMonologue: the last Count steps were the same message-only
 	// turn, with no tool called between, reaching Threshold
-	// ([Config.MonologueThreshold]); OpenHands' "monologue". Fingerprint is
+	// ([StepRules.MaxMonologue]); OpenHands' "monologue". Fingerprint is
 	// the message's, Action its text.
 	ReasonMonologue
 	// ReasonAlternatingActions: the last Window steps alternated between
 	// two steps, each with the same observation every time
-	// ([Config.AlternatingActionsWindow]); OpenHands' "action, observation
+	// ([StepRules.AlternatingWindow]); OpenHands' "action, observation
 	// pattern". Count is 2, Fingerprint the two actions' fingerprints
 	// joined with "/", Action their texts joined with " | ".
 	ReasonAlternatingActions
 	// ReasonCondensationLoop: the context was condensed (or overflowed)
 	// Count times in a row with nothing between, reaching Threshold
-	// ([Config.CondensationThreshold]); OpenHands' "context window error"
+	// ([StepRules.MaxCondensations]); OpenHands' "context window error"
 	// loop.
 	ReasonCondensationLoop
 	// ReasonProtectedFiles: protected files were lost in the iteration just
@@ -150,14 +150,14 @@ const (
 	// Resume, Skip or Reset, once a person has acted.
 	ReasonProviderStopped
 	// ReasonSpendCap: the loop spent its cap over its life: Count tokens
-	// of Threshold ([Config.MaxTokens]), or CostUSD of MaxCostUSD
-	// ([Config.MaxCostUSD]). No waiting ends it, and neither Reset nor
+	// of Threshold ([SpendRules.MaxTokens]), or CostUSD of MaxCostUSD
+	// ([SpendRules.MaxCostUSD]). No waiting ends it, and neither Reset nor
 	// Resume gives the spend back.
 	ReasonSpendCap
 	// ReasonHourlySpendCap: the loop spent its cap in the last hour (a
 	// rolling window): Count tokens of Threshold
-	// ([Config.MaxTokensPerHour]), or CostUSD of MaxCostUSD
-	// ([Config.MaxCostUSDPerHour]). Check refuses until enough of the spend
+	// ([SpendRules.MaxTokensPerHour]), or CostUSD of MaxCostUSD
+	// ([SpendRules.MaxCostUSDPerHour]). Check refuses until enough of the spend
 	// has left the hour.
 	ReasonHourlySpendCap
 	// ReasonSpendWarning is a warning ([Decision.Warnings]), not a stop:
@@ -178,10 +178,10 @@ const (
 	// Task and Action are its evidence, where it had them.
 	ReasonGaveUp
 	// ReasonUnpricedModel is a warning ([Decision.Warnings]), not a stop:
-	// Count models that have no price in [Config.Prices] spent tokens while
-	// a dollar cap is set ([Config.MaxCostUSD], [Config.MaxCostUSDPerHour]),
+	// Count models that have no price in [SpendRules.Prices] spent tokens while
+	// a dollar cap is set ([SpendRules.MaxCostUSD], [SpendRules.MaxCostUSDPerHour]),
 	// so their calls cost nothing toward it; Message names them, quoted.
-	// Add their prices to Config.Prices.
+	// Add their prices to Config.Spend.Prices.
 	ReasonUnpricedModel
 )
 
@@ -240,12 +240,12 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("%d consecutive failures (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.MaxConsecutiveFailures >= 0 },
+		on: func(c *Config) bool { return c.Failures.MaxConsecutive >= 0 },
 		check: func(b *CircuitBreaker) verdict {
-			return atThreshold(b.count.ConsecutiveFailures, b.cfg.MaxConsecutiveFailures)
+			return atThreshold(b.count.ConsecutiveFailures, b.cfg.Failures.MaxConsecutive)
 		},
 		evidence: func(b *CircuitBreaker) Reason {
-			return Reason{Count: b.count.ConsecutiveFailures, Threshold: b.cfg.MaxConsecutiveFailures}
+			return Reason{Count: b.count.ConsecutiveFailures, Threshold: b.cfg.Failures.MaxConsecutive}
 		},
 		recurs: failedAgain,
 	},
@@ -254,14 +254,14 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Same error repeated %d times in a row (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.MaxSameErrorInARow > 0 },
+		on: func(c *Config) bool { return c.Failures.MaxSameErrorInARow > 0 },
 		check: func(b *CircuitBreaker) verdict {
-			return atThreshold(b.count.SameErrorInARow, b.cfg.MaxSameErrorInARow)
+			return atThreshold(b.count.SameErrorInARow, b.cfg.Failures.MaxSameErrorInARow)
 		},
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{
 				Count:       b.count.SameErrorInARow,
-				Threshold:   b.cfg.MaxSameErrorInARow,
+				Threshold:   b.cfg.Failures.MaxSameErrorInARow,
 				Fingerprint: formatFingerprint(b.lastFingerprint),
 				Sample:      b.samples.latest(b.lastFingerprint),
 			}
@@ -273,17 +273,17 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Same error repeated %d times (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.MaxSameErrorCount >= 0 },
+		on: func(c *Config) bool { return c.Failures.MaxSameError >= 0 },
 		check: func(b *CircuitBreaker) verdict {
 			if !b.lastFailed {
 				return pass
 			}
-			return atThreshold(b.lastFingerprintCount, b.cfg.MaxSameErrorCount)
+			return atThreshold(b.lastFingerprintCount, b.cfg.Failures.MaxSameError)
 		},
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{
 				Count:       b.lastFingerprintCount,
-				Threshold:   b.cfg.MaxSameErrorCount,
+				Threshold:   b.cfg.Failures.MaxSameError,
 				Fingerprint: formatFingerprint(b.lastFingerprint),
 				Sample:      b.samples.latest(b.lastFingerprint),
 			}
@@ -295,9 +295,9 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("No progress in %d consecutive iterations (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.NoProgressThreshold >= 0 },
+		on: func(c *Config) bool { return c.Progress.MaxNoProgress >= 0 },
 		check: func(b *CircuitBreaker) verdict {
-			limit, n := b.cfg.NoProgressThreshold, b.progress.ConsecutiveNoProgress
+			limit, n := b.cfg.Progress.MaxNoProgress, b.progress.ConsecutiveNoProgress
 			switch {
 			case !b.progress.measured:
 				return pass
@@ -309,7 +309,7 @@ var rules = [...]rule{
 			return pass
 		},
 		evidence: func(b *CircuitBreaker) Reason {
-			return Reason{Count: b.progress.ConsecutiveNoProgress, Threshold: b.cfg.NoProgressThreshold}
+			return Reason{Count: b.progress.ConsecutiveNoProgress, Threshold: b.cfg.Progress.MaxNoProgress}
 		},
 		recurs: func(b *CircuitBreaker, _ Reason) bool { return b.progress.measured && !b.progress.made },
 	},
@@ -318,7 +318,7 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Progress score %d over the last %d iterations (threshold: below 0)", r.Count, r.Window)
 		},
-		on: func(c *Config) bool { return c.ProgressScoreWindow > 0 },
+		on: func(c *Config) bool { return c.Progress.ScoreWindow > 0 },
 		check: func(b *CircuitBreaker) verdict {
 			st := &b.stagnation
 			if !b.progress.measured || !st.scores.full() && b.count.ConsecutiveOpens == 0 {
@@ -344,23 +344,23 @@ var rules = [...]rule{
 			return fmt.Sprintf("Output declined %.1f%% below baseline (current: %d, baseline: %.0f, threshold: %d%%)",
 				decline, r.Current, r.Baseline, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.OutputDeclinePercent >= 0 },
+		on: func(c *Config) bool { return c.Progress.OutputDeclinePercent >= 0 },
 		check: func(b *CircuitBreaker) verdict {
 			ps := &b.progress
 			if !ps.measured || ps.made || ps.baselineSum <= 0 {
 				return pass
 			}
-			if declined, _ := ps.declines(b.cfg.OutputDeclinePercent); !declined {
+			if declined, _ := ps.declines(b.cfg.Progress.OutputDeclinePercent); !declined {
 				return pass
 			}
 			return trip
 		},
 		evidence: func(b *CircuitBreaker) Reason {
 			ps := &b.progress
-			_, percent := ps.declines(b.cfg.OutputDeclinePercent)
+			_, percent := ps.declines(b.cfg.Progress.OutputDeclinePercent)
 			return Reason{
 				Count:     percent,
-				Threshold: b.cfg.OutputDeclinePercent,
+				Threshold: b.cfg.Progress.OutputDeclinePercent,
 				Baseline:  float64(ps.baselineSum) / float64(ps.baselineSize),
 				Current:   ps.output,
 			}
@@ -371,15 +371,15 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Permission denied in %d consecutive iterations (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.PermissionDenialThreshold >= 0 },
+		on: func(c *Config) bool { return c.Progress.MaxPermissionDenials >= 0 },
 		check: func(b *CircuitBreaker) verdict {
 			if !b.progress.measured {
 				return pass
 			}
-			return atThreshold(b.progress.ConsecutivePermissionDenials, b.cfg.PermissionDenialThreshold)
+			return atThreshold(b.progress.ConsecutivePermissionDenials, b.cfg.Progress.MaxPermissionDenials)
 		},
 		evidence: func(b *CircuitBreaker) Reason {
-			return Reason{Count: b.progress.ConsecutivePermissionDenials, Threshold: b.cfg.PermissionDenialThreshold}
+			return Reason{Count: b.progress.ConsecutivePermissionDenials, Threshold: b.cfg.Progress.MaxPermissionDenials}
 		},
 		recurs: func(b *CircuitBreaker, _ Reason) bool {
 			return b.progress.measured && b.progress.ConsecutivePermissionDenials > 0
@@ -391,7 +391,7 @@ var rules = [...]rule{
 			return withAction(fmt.Sprintf("Circular approach: %d approaches alternating over the last %d iterations without progress (approaches: %s)",
 				r.Count, r.Window, r.Fingerprint), r.Action)
 		},
-		on: func(c *Config) bool { return c.CircularApproachWindow > 0 },
+		on: func(c *Config) bool { return c.Progress.CircularApproachWindow > 0 },
 		check: func(b *CircuitBreaker) verdict {
 			if !b.stagnation.approachAdded || b.stagnation.circle() == 0 {
 				return pass
@@ -412,18 +412,18 @@ var rules = [...]rule{
 			return fmt.Sprintf("Test-fix loop: %d of the last %d iterations only fixed tests (threshold: more than %d%%)",
 				r.Count, r.Window, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.TestFixWindow > 0 && c.TestFixPercent >= 0 },
+		on: func(c *Config) bool { return c.Progress.TestFixWindow > 0 && c.Progress.TestFixPercent >= 0 },
 		check: func(b *CircuitBreaker) verdict {
 			st := &b.stagnation
 			n := st.testFixes()
-			if !st.workAdded || n < 0 || n*100 <= b.cfg.TestFixPercent*st.works.n {
+			if !st.workAdded || n < 0 || n*100 <= b.cfg.Progress.TestFixPercent*st.works.n {
 				return pass
 			}
 			return trip
 		},
 		evidence: func(b *CircuitBreaker) Reason {
 			st := &b.stagnation
-			return Reason{Count: st.testFixes(), Window: st.works.n, Threshold: b.cfg.TestFixPercent}
+			return Reason{Count: st.testFixes(), Window: st.works.n, Threshold: b.cfg.Progress.TestFixPercent}
 		},
 		recurs: func(b *CircuitBreaker, _ Reason) bool {
 			st := &b.stagnation
@@ -449,12 +449,12 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Complete: the agent reported done %d times in a row (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.DoneSignalThreshold >= 0 },
+		on: func(c *Config) bool { return c.Progress.DoneSignals >= 0 },
 		check: func(b *CircuitBreaker) verdict {
-			return atThreshold(b.completion.ConsecutiveDoneSignals, b.cfg.DoneSignalThreshold)
+			return atThreshold(b.completion.ConsecutiveDoneSignals, b.cfg.Progress.DoneSignals)
 		},
 		evidence: func(b *CircuitBreaker) Reason {
-			return Reason{Count: b.completion.ConsecutiveDoneSignals, Threshold: b.cfg.DoneSignalThreshold}
+			return Reason{Count: b.completion.ConsecutiveDoneSignals, Threshold: b.cfg.Progress.DoneSignals}
 		},
 	},
 	ReasonTestOnlyLoops: {
@@ -463,12 +463,12 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Complete: %d iterations in a row only ran tests (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.TestOnlyThreshold >= 0 },
+		on: func(c *Config) bool { return c.Progress.TestOnly >= 0 },
 		check: func(b *CircuitBreaker) verdict {
-			return atThreshold(b.completion.ConsecutiveTestOnly, b.cfg.TestOnlyThreshold)
+			return atThreshold(b.completion.ConsecutiveTestOnly, b.cfg.Progress.TestOnly)
 		},
 		evidence: func(b *CircuitBreaker) Reason {
-			return Reason{Count: b.completion.ConsecutiveTestOnly, Threshold: b.cfg.TestOnlyThreshold}
+			return Reason{Count: b.completion.ConsecutiveTestOnly, Threshold: b.cfg.Progress.TestOnly}
 		},
 	},
 	ReasonPlanComplete: {
@@ -508,17 +508,17 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Stuck on task %q: %d failed iterations in a row (threshold: %d)", r.Task, r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.SameTaskThreshold >= 0 },
+		on: func(c *Config) bool { return c.Failures.MaxSameTask >= 0 },
 		check: func(b *CircuitBreaker) verdict {
 			if !b.tasks.named {
 				return pass // no news of the task
 			}
-			return atThreshold(b.tasks.TaskFailures, b.cfg.SameTaskThreshold)
+			return atThreshold(b.tasks.TaskFailures, b.cfg.Failures.MaxSameTask)
 		},
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{
 				Count:       b.tasks.TaskFailures,
-				Threshold:   b.cfg.SameTaskThreshold,
+				Threshold:   b.cfg.Failures.MaxSameTask,
 				Task:        b.tasks.Task,
 				Fingerprint: formatFingerprint(b.lastFingerprint),
 				Sample:      b.samples.latest(b.lastFingerprint),
@@ -554,15 +554,15 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Task %q has taken %d iterations in a row (warning above %d)", r.Task, r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.MaxTaskIterations >= 0 },
+		on: func(c *Config) bool { return c.Progress.MaxTaskIterations >= 0 },
 		check: func(b *CircuitBreaker) verdict {
-			if b.tasks.TaskIterations > b.cfg.MaxTaskIterations {
+			if b.tasks.TaskIterations > b.cfg.Progress.MaxTaskIterations {
 				return trip
 			}
 			return pass
 		},
 		evidence: func(b *CircuitBreaker) Reason {
-			return Reason{Count: b.tasks.TaskIterations, Threshold: b.cfg.MaxTaskIterations, Task: b.tasks.Task}
+			return Reason{Count: b.tasks.TaskIterations, Threshold: b.cfg.Progress.MaxTaskIterations, Task: b.tasks.Task}
 		},
 	},
 	ReasonTestsDeclining: {
@@ -572,15 +572,15 @@ var rules = [...]rule{
 			return fmt.Sprintf("Passing tests fell in %d measured iterations in a row, from %.0f to %d (threshold: %d)",
 				r.Count, r.Baseline, r.Current, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.TestsDecliningThreshold >= 0 },
+		on: func(c *Config) bool { return c.Progress.TestsDeclining >= 0 },
 		check: func(b *CircuitBreaker) verdict {
-			return atThreshold(b.trends.ConsecutiveTestDeclines, b.cfg.TestsDecliningThreshold)
+			return atThreshold(b.trends.ConsecutiveTestDeclines, b.cfg.Progress.TestsDeclining)
 		},
 		evidence: func(b *CircuitBreaker) Reason {
 			t := &b.trends
 			return Reason{
 				Count:     t.ConsecutiveTestDeclines,
-				Threshold: b.cfg.TestsDecliningThreshold,
+				Threshold: b.cfg.Progress.TestsDeclining,
 				Baseline:  float64(t.TestsBeforeDecline),
 				Current:   b.progress.testsPassing,
 			}
@@ -593,15 +593,15 @@ var rules = [...]rule{
 			return fmt.Sprintf("Errors rose in %d measured iterations in a row, from %.0f to %d (threshold: %d)",
 				r.Count, r.Baseline, r.Current, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.ErrorsRisingThreshold >= 0 },
+		on: func(c *Config) bool { return c.Progress.ErrorsRising >= 0 },
 		check: func(b *CircuitBreaker) verdict {
-			return atThreshold(b.trends.ConsecutiveErrorRises, b.cfg.ErrorsRisingThreshold)
+			return atThreshold(b.trends.ConsecutiveErrorRises, b.cfg.Progress.ErrorsRising)
 		},
 		evidence: func(b *CircuitBreaker) Reason {
 			t := &b.trends
 			return Reason{
 				Count:     t.ConsecutiveErrorRises,
-				Threshold: b.cfg.ErrorsRisingThreshold,
+				Threshold: b.cfg.Progress.ErrorsRising,
 				Baseline:  float64(t.ErrorsBeforeRise),
 				Current:   t.errors,
 			}
@@ -612,17 +612,17 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Same action with the same observation %d times in a row (threshold: %d)", r.Count, r.Threshold), r.Action)
 		},
-		on: func(c *Config) bool { return c.RepeatedActionThreshold >= 0 },
+		on: func(c *Config) bool { return c.Steps.MaxRepeatedAction >= 0 },
 		check: func(b *CircuitBreaker) verdict {
 			if !b.steps.added {
 				return pass
 			}
-			return atThreshold(b.count.SameStepInARow, b.cfg.RepeatedActionThreshold)
+			return atThreshold(b.count.SameStepInARow, b.cfg.Steps.MaxRepeatedAction)
 		},
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{
 				Count:       b.count.SameStepInARow,
-				Threshold:   b.cfg.RepeatedActionThreshold,
+				Threshold:   b.cfg.Steps.MaxRepeatedAction,
 				Fingerprint: b.steps.lastAction(),
 				Action:      b.steps.texts[1],
 			}
@@ -633,17 +633,17 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Same action failed %d times in a row (threshold: %d, error %s)", r.Count, r.Threshold, r.Fingerprint), r.Action)
 		},
-		on: func(c *Config) bool { return c.RepeatedActionErrorThreshold >= 0 },
+		on: func(c *Config) bool { return c.Steps.MaxRepeatedActionError >= 0 },
 		check: func(b *CircuitBreaker) verdict {
 			if !b.steps.added {
 				return pass
 			}
-			return atThreshold(b.count.SameActionFailedInARow, b.cfg.RepeatedActionErrorThreshold)
+			return atThreshold(b.count.SameActionFailedInARow, b.cfg.Steps.MaxRepeatedActionError)
 		},
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{
 				Count:       b.count.SameActionFailedInARow,
-				Threshold:   b.cfg.RepeatedActionErrorThreshold,
+				Threshold:   b.cfg.Steps.MaxRepeatedActionError,
 				Fingerprint: formatFingerprint(b.lastFingerprint),
 				Action:      b.steps.texts[1],
 			}
@@ -654,17 +654,17 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Monologue: the same message %d times in a row without a tool call (threshold: %d)", r.Count, r.Threshold), r.Action)
 		},
-		on: func(c *Config) bool { return c.MonologueThreshold >= 0 },
+		on: func(c *Config) bool { return c.Steps.MaxMonologue >= 0 },
 		check: func(b *CircuitBreaker) verdict {
 			if !b.steps.added {
 				return pass
 			}
-			return atThreshold(b.count.SameMessageInARow, b.cfg.MonologueThreshold)
+			return atThreshold(b.count.SameMessageInARow, b.cfg.Steps.MaxMonologue)
 		},
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{
 				Count:       b.count.SameMessageInARow,
-				Threshold:   b.cfg.MonologueThreshold,
+				Threshold:   b.cfg.Steps.MaxMonologue,
 				Fingerprint: b.steps.lastAction(),
 				Action:      b.steps.texts[1],
 			}
@@ -675,9 +675,9 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Alternating actions: the same %d steps with the same observations over the last %d steps (actions: %s)", r.Count, r.Window, r.Fingerprint), r.Action)
 		},
-		on: func(c *Config) bool { return c.AlternatingActionsWindow > 0 },
+		on: func(c *Config) bool { return c.Steps.AlternatingWindow > 0 },
 		check: func(b *CircuitBreaker) verdict {
-			if !b.steps.added || !b.steps.alternates(b.cfg.AlternatingActionsWindow) {
+			if !b.steps.added || !b.steps.alternates(b.cfg.Steps.AlternatingWindow) {
 				return pass
 			}
 			return trip
@@ -685,7 +685,7 @@ var rules = [...]rule{
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{
 				Count:       2,
-				Window:      b.cfg.AlternatingActionsWindow,
+				Window:      b.cfg.Steps.AlternatingWindow,
 				Fingerprint: b.steps.alternatingFingerprints(),
 				Action:      b.steps.alternatingText(),
 			}
@@ -696,15 +696,15 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Context condensed %d times in a row with nothing between (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.CondensationThreshold >= 0 },
+		on: func(c *Config) bool { return c.Steps.MaxCondensations >= 0 },
 		check: func(b *CircuitBreaker) verdict {
 			if b.count.ConsecutiveCondensations == 0 {
 				return pass
 			}
-			return atThreshold(b.count.ConsecutiveCondensations, b.cfg.CondensationThreshold)
+			return atThreshold(b.count.ConsecutiveCondensations, b.cfg.Steps.MaxCondensations)
 		},
 		evidence: func(b *CircuitBreaker) Reason {
-			return Reason{Count: b.count.ConsecutiveCondensations, Threshold: b.cfg.CondensationThreshold}
+			return Reason{Count: b.count.ConsecutiveCondensations, Threshold: b.cfg.Steps.MaxCondensations}
 		},
 	},
 	ReasonProtectedFiles: {
@@ -743,9 +743,9 @@ var rules = [...]rule{
 		warns: true,
 		text: func(r Reason) string {
 			if r.Count == 1 {
-				return fmt.Sprintf("No price for model %s: its calls count no dollars toward the spend cap (add it to Config.Prices)", r.Message)
+				return fmt.Sprintf("No price for model %s: its calls count no dollars toward the spend cap (add it to Config.Spend.Prices)", r.Message)
 			}
-			return fmt.Sprintf("No price for models %s: their calls count no dollars toward the spend cap (add them to Config.Prices)", r.Message)
+			return fmt.Sprintf("No price for models %s: their calls count no dollars toward the spend cap (add them to Config.Spend.Prices)", r.Message)
 		},
 	},
 	ReasonGaveUp: {

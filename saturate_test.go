@@ -36,7 +36,7 @@ func TestSaturatingArithmeticNeverWraps(t *testing.T) {
 
 // A call budget as large as an int holds warns from 80%, never at 0%.
 func TestHugeCallBudgetWarnsOnlyFromEightyPercent(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxCallsPerHour: math.MaxInt})
+	b, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: math.MaxInt}})
 	b.Record(Iteration{Calls: 5})
 	d := b.Check()
 	assert.True(t, d.Allow)
@@ -49,7 +49,7 @@ func TestHugeCallBudgetWarnsOnlyFromEightyPercent(t *testing.T) {
 // Two iterations of math.MaxInt calls spend the budget: the count
 // saturates instead of wrapping negative.
 func TestHugeCallCountsSpendTheBudget(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxCallsPerHour: 100})
+	b, clock := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 100}})
 	b.Record(Iteration{Calls: math.MaxInt})
 	b.Record(Iteration{Calls: math.MaxInt})
 
@@ -90,7 +90,7 @@ func TestHugeProgressNeverTripsTheProgressScore(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			b, _ := newTestBreaker(t, Config{ProgressScoreWindow: 3, ScoreWeights: c.weights})
+			b, _ := newTestBreaker(t, Config{Progress: ProgressRules{ScoreWindow: 3, ScoreWeights: c.weights}})
 			for i := range c.steps {
 				b.Record(Iteration{Progress: &c.steps[i]})
 			}

@@ -264,7 +264,7 @@ func (b *CircuitBreaker) Snapshot() Snapshot {
 		r := b.relapse
 		d.Relapse = &r
 	}
-	if b.cfg.MaxCallsPerHour > 0 {
+	if b.cfg.Spend.MaxCallsPerHour > 0 {
 		b.calls.prune(now)
 	}
 	for _, e := range b.calls.entries[b.calls.head:] {
@@ -348,7 +348,7 @@ func (b *CircuitBreaker) Restore(snap Snapshot) error {
 		openedAt:   s.OpenedAt,
 		cooldown:   s.Cooldown,
 		count:      s.counts,
-		errors:     newErrorCounts(b.cfg.MaxFingerprints),
+		errors:     newErrorCounts(b.cfg.Failures.MaxFingerprints),
 		lastFailed: s.LastFailed,
 		stagnation: newStagnationState(&b.cfg),
 		steps:      newStepState(&b.cfg),
@@ -372,7 +372,7 @@ func (b *CircuitBreaker) Restore(snap Snapshot) error {
 	case now.Before(s.SavedAt):
 		l.openedAt = now
 	}
-	drop := max(len(s.Errors)-b.cfg.MaxFingerprints, 0)
+	drop := max(len(s.Errors)-b.cfg.Failures.MaxFingerprints, 0)
 	l.errors.evicted = s.EvictedErrors + drop
 	for _, e := range s.Errors[drop:] {
 		fp, _ := parseFingerprint(e.Fingerprint)

@@ -14,7 +14,7 @@ import (
 // refuses until its reset, by the wall clock, and the spend is still
 // spent.
 func TestProviderLimitAndSpendSurviveARestart(t *testing.T) {
-	cfg := Config{MaxCostUSD: 5, MaxTokensPerHour: 100000}
+	cfg := Config{Spend: SpendRules{MaxCostUSD: 5, MaxTokensPerHour: 100000}}
 	b, clock := newTestBreaker(t, cfg)
 	b.Record(Iteration{Err: errHitLimit, Usage: Usage{InputTokens: 30000, OutputTokens: 2000, CostUSD: 1.25}})
 	clock.Advance(time.Hour)
@@ -80,7 +80,7 @@ func TestARestoredResetIsNeverFurtherOffThanTheCeiling(t *testing.T) {
 // Spend saved at a time this clock has not reached counts as spent now:
 // it leaves the hour an hour from now at the latest.
 func TestSpendFromTheFutureCountsAsSpentNow(t *testing.T) {
-	cfg := Config{MaxTokensPerHour: 100}
+	cfg := Config{Spend: SpendRules{MaxTokensPerHour: 100}}
 	b, clock := newTestBreaker(t, cfg)
 	b.AddUsage(Usage{OutputTokens: 100})
 	nb, nclock := restart(t, b, cfg, clock.Now().Add(-24*time.Hour))
@@ -121,7 +121,7 @@ func TestAVersion1StateReadsWithoutLimitOrSpend(t *testing.T) {
 
 // The snapshot names the limit's kind; the spend is in plain numbers.
 func TestSnapshotOfALimitAndSpendIsReadable(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxTokensPerHour: 1000})
+	b, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxTokensPerHour: 1000}})
 	b.Record(Iteration{Err: errHitLimit, Usage: Usage{InputTokens: 10, OutputTokens: 2, CostUSD: 0.5}})
 	data, err := json.Marshal(b.Snapshot())
 	require.NoError(t, err)

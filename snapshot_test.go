@@ -17,7 +17,7 @@ import (
 // richConfig switches every signal on, so that a snapshot holds every
 // window.
 func richConfig() Config {
-	return Config{ProgressScoreWindow: 5, MaxSameErrorInARow: 4, MaxConsecutiveFailures: 4, CooldownPolicy: DoublingCooldown(0)}
+	return Config{Progress: ProgressRules{ScoreWindow: 5}, Failures: FailureRules{MaxSameErrorInARow: 4, MaxConsecutive: 4}, CooldownPolicy: DoublingCooldown(0)}
 }
 
 // busyBreaker returns a breaker that has seen a bit of everything and is
@@ -205,11 +205,11 @@ func TestRestartKeepsAHeldCircuitHeld(t *testing.T) {
 
 // Restored into a breaker with smaller limits, the oldest entries go.
 func TestRestoreIntoSmallerLimitsDropsTheOldest(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxSameErrorCount: -1, MaxConsecutiveFailures: -1})
+	b, clock := newTestBreaker(t, Config{Failures: FailureRules{MaxSameError: -1, MaxConsecutive: -1}})
 	for _, msg := range []string{"a", "b", "c", "b"} {
 		b.RecordFailure(msg)
 	}
-	nb, _ := restart(t, b, Config{MaxFingerprints: 2}, clock.Now())
+	nb, _ := restart(t, b, Config{Failures: FailureRules{MaxFingerprints: 2}}, clock.Now())
 	s := nb.Stats()
 	assert.Equal(t, map[string]int{Fingerprint("c"): 1, Fingerprint("b"): 2}, s.ErrorCounts)
 	assert.Equal(t, 1, s.EvictedErrors)
@@ -227,7 +227,7 @@ func TestRestoreIntoLowerThresholdsJudgesTheNextIteration(t *testing.T) {
 	b.Record(Iteration{Work: WorkTestsOnly})
 	require.True(t, b.Check().Allow)
 
-	nb, _ := restart(t, b, Config{TestOnlyThreshold: 2}, clock.Now())
+	nb, _ := restart(t, b, Config{Progress: ProgressRules{TestOnly: 2}}, clock.Now())
 	require.True(t, nb.Check().Allow)
 	nb.RecordSuccess()
 	d := nb.Check()
@@ -494,7 +494,7 @@ func TestVersion2StoresTasksSamplesTrendsAndTheRelapseWatch(t *testing.T) {
 		b.Record(Iteration{Task: "05-01", Err: errA(i), Progress: &Progress{FilesChanged: 1, TestsPassing: 5 - i, Errors: 2 + i}})
 	}
 	require.True(t, b.IsTripped())
-	clock.Advance(DefaultCooldown)
+	clock.Advance(DefaultConfig().Cooldown)
 	require.True(t, b.Check().Probe)
 	b.Record(Iteration{Task: "05-01", Progress: &Progress{FilesChanged: 1, TestsPassing: 2, Errors: 5}})
 	require.Equal(t, Closed, b.State())
@@ -590,7 +590,7 @@ func FuzzRestoreFromArbitraryBytes(f *testing.F) {
 		`"trends":{"consecutive_test_declines":3,"tests_before_decline":5,"errors":5},` +
 		`"relapse":{"reason":{"kind":"same_task","count":3,"threshold":3,"task":"05-01"},"seen":1,"opens":1}}`))
 	now := time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
-	cfg := Config{ProgressScoreWindow: maxWindow, CircularApproachWindow: maxWindow, TestFixWindow: maxWindow, RelapseWindow: maxWindow, Now: func() time.Time { return now }}
+	cfg := Config{Progress: ProgressRules{ScoreWindow: maxWindow, CircularApproachWindow: maxWindow, TestFixWindow: maxWindow}, RelapseWindow: maxWindow, Now: func() time.Time { return now }}
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		snap, err := ParseSnapshot(data)

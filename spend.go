@@ -10,7 +10,7 @@ import (
 )
 
 // [SpendWindow] is the rolling window of the hourly spend caps
-// ([Config.MaxTokensPerHour], [Config.MaxCostUSDPerHour]).
+// ([SpendRules.MaxTokensPerHour], [SpendRules.MaxCostUSDPerHour]).
 const SpendWindow = time.Hour
 
 // [SpendWarningPercent] is the share of a spend cap at which
@@ -29,7 +29,7 @@ const maxSpendEntries = 4096
 //
 // A Usage that names its Model and gives no CostUSD is priced when it is
 // recorded ([Iteration.Usage], [CircuitBreaker.AddUsage]), with
-// [Config.Prices]; a model with no price there costs nothing, and while a
+// [SpendRules.Prices]; a model with no price there costs nothing, and while a
 // dollar cap is set the breaker warns of it ([ReasonUnpricedModel]).
 type Usage struct {
 	// InputTokens counts the tokens the model read, cached ones included
@@ -345,18 +345,18 @@ func (s *spendState) retryAfter(tokenCap int, costCap float64, now time.Time) ti
 // spendCaps reports whether c caps the spend, and whether it caps it by
 // the hour.
 func spendCaps(c *Config) (any, hourly bool) {
-	hourly = c.MaxTokensPerHour > 0 || c.MaxCostUSDPerHour > 0
-	return hourly || c.MaxTokens > 0 || c.MaxCostUSD > 0, hourly
+	hourly = c.Spend.MaxTokensPerHour > 0 || c.Spend.MaxCostUSDPerHour > 0
+	return hourly || c.Spend.MaxTokens > 0 || c.Spend.MaxCostUSD > 0, hourly
 }
 
 // spendAt returns the spend as of now. Called with b.mu held.
 func (b *CircuitBreaker) spendAt(now time.Time) Spend {
 	s := Spend{
 		Total:             b.spend.total,
-		MaxTokens:         max(b.cfg.MaxTokens, 0),
-		MaxCostUSD:        math.Max(b.cfg.MaxCostUSD, 0),
-		MaxTokensPerHour:  max(b.cfg.MaxTokensPerHour, 0),
-		MaxCostUSDPerHour: math.Max(b.cfg.MaxCostUSDPerHour, 0),
+		MaxTokens:         max(b.cfg.Spend.MaxTokens, 0),
+		MaxCostUSD:        math.Max(b.cfg.Spend.MaxCostUSD, 0),
+		MaxTokensPerHour:  max(b.cfg.Spend.MaxTokensPerHour, 0),
+		MaxCostUSDPerHour: math.Max(b.cfg.Spend.MaxCostUSDPerHour, 0),
 	}
 	if b.spendHourly {
 		b.spend.prune(now)
@@ -378,14 +378,14 @@ func (b *CircuitBreaker) addUsage(u Usage, unpriced string, now time.Time) {
 }
 
 // priced returns u with its cost, when it names a Model and gives no
-// CostUSD, from [Config.Prices]; and the model's name when it has no
+// CostUSD, from [SpendRules.Prices]; and the model's name when it has no
 // price there (and u spent tokens), else "". It takes no lock: the table
 // is the breaker's own, never changed.
 func (b *CircuitBreaker) priced(u Usage) (Usage, string) {
 	if u.Model == "" || u.CostUSD != 0 {
 		return u, ""
 	}
-	cost, ok := b.cfg.Prices.Cost(u)
+	cost, ok := b.cfg.Spend.Prices.Cost(u)
 	if !ok {
 		if u.InputTokens > 0 || u.OutputTokens > 0 {
 			return u, u.Model
@@ -412,14 +412,14 @@ func (b *CircuitBreaker) noteUnpriced(model string) {
 // tokens while a dollar cap is set; false when there is none to give.
 // Called with b.mu held.
 func (b *CircuitBreaker) unpricedWarning() (Reason, bool) {
-	if len(b.unpriced) == 0 || b.cfg.MaxCostUSD <= 0 && b.cfg.MaxCostUSDPerHour <= 0 {
+	if len(b.unpriced) == 0 || b.cfg.Spend.MaxCostUSD <= 0 && b.cfg.Spend.MaxCostUSDPerHour <= 0 {
 		return Reason{}, false
 	}
 	return UnpricedModels(b.unpriced), true
 }
 
 // UnpricedModels returns the warning of kind [ReasonUnpricedModel] that
-// names models, which spent tokens but have no price in [Config.Prices],
+// names models, which spent tokens but have no price in [SpendRules.Prices],
 // so that their calls cost nothing toward a dollar cap. A breaker gives it
 // in [Decision.Warnings] itself; a worker of a fleet, which prices what it
 // reports, gives it with this.
@@ -434,12 +434,12 @@ func UnpricedModels(models []string) Reason {
 // AddUsage adds what was spent to the loop's spend, as it happens: a host
 // (or an HTTP transport) that sees each call's usage reports it here
 // during an iteration, and leaves [Iteration.Usage] zero. The spend caps
-// ([Config.MaxTokens], [Config.MaxCostUSD] and their hourly kin) refuse the
+// ([SpendRules.MaxTokens], [SpendRules.MaxCostUSD] and their hourly kin) refuse the
 // next Check once it reaches them. Negative counts and a cost that is
 // negative, NaN or infinite count as zero.
 //
 // A Usage that names its Model and gives no CostUSD is priced with
-// [Config.Prices], as a transport's reports are.
+// [SpendRules.Prices], as a transport's reports are.
 func (b *CircuitBreaker) AddUsage(u Usage) {
 	u, unpriced := b.priced(u)
 	b.mu.Lock()

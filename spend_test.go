@@ -14,7 +14,7 @@ import (
 // Check refuses with a stop of its own that no waiting ends, and that is
 // not a failure.
 func TestSpendCapStopsTheLoop(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxCostUSD: 1})
+	b, clock := newTestBreaker(t, Config{Spend: SpendRules{MaxCostUSD: 1}})
 	b.Record(Iteration{Usage: Usage{InputTokens: 12000, OutputTokens: 800, CostUSD: 0.45}})
 	d := b.Check()
 	assert.True(t, d.Allow)
@@ -58,7 +58,7 @@ func roundUsage(u Usage) Usage {
 
 // Neither Reset nor Resume gives the spend back: it was spent.
 func TestResetAndResumeDoNotGiveTheSpendBack(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxTokens: 1000})
+	b, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxTokens: 1000}})
 	b.Record(Iteration{Usage: Usage{InputTokens: 900, OutputTokens: 100}})
 	require.Equal(t, ReasonSpendCap, b.Check().Reason.Kind)
 	assert.Equal(t, "Spend cap reached: 1000 tokens over the loop's life (cap: 1000)", b.Check().Reason.String())
@@ -75,7 +75,7 @@ func TestResetAndResumeDoNotGiveTheSpendBack(t *testing.T) {
 // An hourly cap refuses until enough spend has left the rolling hour,
 // which Wait waits out.
 func TestHourlySpendCapWaitsForTheHour(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxTokensPerHour: 10000})
+	b, clock := newTestBreaker(t, Config{Spend: SpendRules{MaxTokensPerHour: 10000}})
 	b.Record(Iteration{Usage: Usage{InputTokens: 4000}})
 	clock.Advance(20 * time.Minute)
 	b.Record(Iteration{Usage: Usage{InputTokens: 4000}})
@@ -104,7 +104,7 @@ func TestHourlySpendCapWaitsForTheHour(t *testing.T) {
 // The hourly cap on cost, with several entries leaving the hour before it
 // allows again.
 func TestHourlyCostCapRetriesWhenEnoughHasLeft(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxCostUSDPerHour: 2})
+	b, clock := newTestBreaker(t, Config{Spend: SpendRules{MaxCostUSDPerHour: 2}})
 	for range 4 {
 		b.Record(Iteration{Usage: Usage{CostUSD: 0.6}})
 		clock.Advance(10 * time.Minute)
@@ -118,7 +118,7 @@ func TestHourlyCostCapRetriesWhenEnoughHasLeft(t *testing.T) {
 // The cap over the loop's life speaks before the hourly one: no waiting
 // ends it.
 func TestLifeCapOutranksTheHourlyCap(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxTokens: 100, MaxTokensPerHour: 50})
+	b, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxTokens: 100, MaxTokensPerHour: 50}})
 	b.Record(Iteration{Usage: Usage{OutputTokens: 200}})
 	d := b.Check()
 	assert.Equal(t, ReasonSpendCap, d.Reason.Kind)
@@ -129,7 +129,7 @@ func TestLifeCapOutranksTheHourlyCap(t *testing.T) {
 // iteration's, and so does the spend of an iteration the provider refused
 // or the host cancelled.
 func TestSpendCountsHoweverItIsReported(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxCostUSD: 10})
+	b, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxCostUSD: 10}})
 	b.AddUsage(Usage{InputTokens: 100, CostUSD: 1})
 	b.Record(Iteration{Err: errHitLimit, Usage: Usage{CostUSD: 2}})
 	b.Record(Iteration{Err: errCanceled, Usage: Usage{CostUSD: 3}})
@@ -142,7 +142,7 @@ func TestSpendCountsHoweverItIsReported(t *testing.T) {
 // A broken report never spoils the totals: negative counts and a cost that
 // is negative, NaN or infinite count as zero, and sums saturate.
 func TestBrokenUsageReportsCountAsNothing(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxCostUSD: 5, MaxTokensPerHour: 1000})
+	b, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxCostUSD: 5, MaxTokensPerHour: 1000}})
 	for _, u := range []Usage{
 		{InputTokens: -5, OutputTokens: -1, CostUSD: -2},
 		{CostUSD: math.NaN()},
@@ -182,7 +182,7 @@ func TestSpendWithoutCapsIsCounted(t *testing.T) {
 
 // The call budget's warning and the spend warning speak together.
 func TestWarningsOfBudgetAndSpendAreJoined(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxCallsPerHour: 10, MaxTokens: 100})
+	b, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 10, MaxTokens: 100}})
 	b.Record(Iteration{Calls: 9, Usage: Usage{OutputTokens: 90}})
 	assert.Equal(t, "Call budget 90% used: 9 of 10 calls in the last hour, 1 left; Spend 90% of the cap: 90 tokens of 100 tokens over the loop's life, 10 tokens left",
 		b.Check().Warning)
@@ -211,14 +211,14 @@ func TestSpendLeftAndWarning(t *testing.T) {
 
 func TestSpendCapsAreValidated(t *testing.T) {
 	for _, cfg := range []Config{
-		{MaxCostUSD: math.NaN()},
-		{MaxCostUSD: math.Inf(1)},
-		{MaxCostUSDPerHour: math.Inf(-1)},
+		{Spend: SpendRules{MaxCostUSD: math.NaN()}},
+		{Spend: SpendRules{MaxCostUSD: math.Inf(1)}},
+		{Spend: SpendRules{MaxCostUSDPerHour: math.Inf(-1)}},
 	} {
 		assert.ErrorIs(t, cfg.Validate(), ErrInvalidConfig, "%+v", cfg)
 	}
-	assert.NoError(t, Config{MaxCostUSD: -1, MaxTokens: -1}.Validate(), "negative: no cap")
-	b, _ := newTestBreaker(t, Config{MaxCostUSD: -1, MaxTokens: -1})
+	assert.NoError(t, Config{Spend: SpendRules{MaxCostUSD: -1, MaxTokens: -1}}.Validate(), "negative: no cap")
+	b, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxCostUSD: -1, MaxTokens: -1}})
 	b.AddUsage(Usage{OutputTokens: 5, CostUSD: 5})
 	assert.True(t, b.Check().Allow)
 }

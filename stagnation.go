@@ -122,9 +122,9 @@ type stagnationState struct {
 
 func newStagnationState(cfg *Config) stagnationState {
 	return stagnationState{
-		scores:     newRing[int](cfg.ProgressScoreWindow),
-		approaches: newRing[approach](cfg.CircularApproachWindow),
-		works:      newRing[WorkKind](cfg.TestFixWindow),
+		scores:     newRing[int](cfg.Progress.ScoreWindow),
+		approaches: newRing[approach](cfg.Progress.CircularApproachWindow),
+		works:      newRing[WorkKind](cfg.Progress.TestFixWindow),
 	}
 }
 
@@ -170,7 +170,7 @@ func (b *CircuitBreaker) resolved(p *Progress, failed bool) bool {
 
 // score returns the progress score of a measured iteration.
 func (b *CircuitBreaker) score(p *Progress, sameError bool) int {
-	w := &b.cfg.ScoreWeights
+	w := &b.cfg.Progress.ScoreWeights
 	s := addSat(mulSat(w.TestPassing, b.progress.newlyPassing), mulSat(w.TaskCompleted, max(p.TasksCompleted, 0)))
 	s = addSat(s, mulSat(w.ErrorResolved, max(p.ErrorsResolved, 0)))
 	if p.FilesChanged > 0 {

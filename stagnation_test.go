@@ -10,7 +10,7 @@ import (
 // scoring is a config with only the progress score among the progress
 // signals, so the stories below hear it alone.
 func scoring() Config {
-	return Config{ProgressScoreWindow: 3, NoProgressThreshold: -1, OutputDeclinePercent: -1}
+	return Config{Progress: ProgressRules{ScoreWindow: 3, MaxNoProgress: -1, OutputDeclinePercent: -1}}
 }
 
 func TestProgressScoreOfOneIteration(t *testing.T) {
@@ -108,7 +108,7 @@ func TestProgressScoreJudgesTheProbeOnItsOwn(t *testing.T) {
 				b.Record(Iteration{Progress: stalled})
 			}
 			require.True(t, b.IsTripped())
-			clock.Advance(DefaultCooldown)
+			clock.Advance(DefaultConfig().Cooldown)
 			require.True(t, b.Check().Probe)
 			b.Record(Iteration{Progress: tt.probe})
 			assert.Equal(t, tt.state, b.State())
@@ -122,7 +122,7 @@ func TestProgressScoreJudgesTheProbeOnItsOwn(t *testing.T) {
 // With the progress score on, seed 001's "one more chance" still comes
 // before the no-progress trip: two quiet iterations are not yet a window.
 func TestProgressScoreKeepsTheNoProgressChance(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{ProgressScoreWindow: 3})
+	b, _ := newTestBreaker(t, Config{Progress: ProgressRules{ScoreWindow: 3}})
 	b.Record(Iteration{Progress: stalled})
 	b.Record(Iteration{Progress: stalled})
 	assert.Equal(t, HalfOpen, b.State())
@@ -131,7 +131,7 @@ func TestProgressScoreKeepsTheNoProgressChance(t *testing.T) {
 
 func TestProgressScoreIsOffUnlessConfigured(t *testing.T) {
 	for _, window := range []int{0, -1} {
-		b, _ := newTestBreaker(t, Config{ProgressScoreWindow: window, NoProgressThreshold: -1, OutputDeclinePercent: -1})
+		b, _ := newTestBreaker(t, Config{Progress: ProgressRules{ScoreWindow: window, MaxNoProgress: -1, OutputDeclinePercent: -1}})
 		for range 10 {
 			b.Record(Iteration{Progress: stalled})
 		}
@@ -143,15 +143,15 @@ func TestProgressScoreIsOffUnlessConfigured(t *testing.T) {
 
 func TestProgressScoreWeightsAreConfigurable(t *testing.T) {
 	cfg := scoring()
-	cfg.ScoreWeights = DefaultScoreWeights()
-	cfg.ScoreWeights.NoFilesChanged = 0 // quiet iterations are not held against the loop
+	cfg.Progress.ScoreWeights = DefaultScoreWeights()
+	cfg.Progress.ScoreWeights.NoFilesChanged = 0 // quiet iterations are not held against the loop
 	b, _ := newTestBreaker(t, cfg)
 	for range 5 {
 		b.Record(Iteration{Progress: stalled})
 	}
 	assert.Equal(t, Closed, b.State())
 
-	cfg.ScoreWeights.Reverted = -10
+	cfg.Progress.ScoreWeights.Reverted = -10
 	b, _ = newTestBreaker(t, cfg)
 	b.Record(Iteration{Progress: &Progress{TasksCompleted: 1}})
 	b.Record(Iteration{Progress: &Progress{FilesChanged: 1}})
@@ -161,7 +161,7 @@ func TestProgressScoreWeightsAreConfigurable(t *testing.T) {
 
 // The same fingerprint five times in a row, as ralph-claude-code counts it.
 func TestSameErrorInARowTripsAtThreshold(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxSameErrorInARow: 3, MaxConsecutiveFailures: -1, MaxSameErrorCount: -1})
+	b, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxSameErrorInARow: 3, MaxConsecutive: -1, MaxSameError: -1}})
 	b.Record(Iteration{Err: errA(10)})
 	b.Record(Iteration{Err: errA(11)})
 	assert.Equal(t, Closed, b.State())
@@ -190,7 +190,7 @@ func TestSameErrorInARowStartsAgain(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, _ := newTestBreaker(t, Config{MaxSameErrorInARow: 3, MaxConsecutiveFailures: -1, MaxSameErrorCount: -1})
+			b, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxSameErrorInARow: 3, MaxConsecutive: -1, MaxSameError: -1}})
 			for _, err := range tt.errs {
 				b.Record(Iteration{Err: err})
 			}
@@ -203,7 +203,7 @@ func TestSameErrorInARowStartsAgain(t *testing.T) {
 // The lifetime count (seed 000) and the in-a-row count live side by side;
 // when both are reached at once, the in-a-row reason is given.
 func TestSameErrorInARowComesBeforeTheLifetimeCount(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxSameErrorInARow: 2, MaxSameErrorCount: 3, MaxConsecutiveFailures: -1})
+	b, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxSameErrorInARow: 2, MaxSameError: 3, MaxConsecutive: -1}})
 	b.Record(Iteration{Err: errA(1)})
 	b.RecordSuccess()
 	b.Record(Iteration{Err: errA(2)})
@@ -213,7 +213,7 @@ func TestSameErrorInARowComesBeforeTheLifetimeCount(t *testing.T) {
 
 // circling is a config where only the circular-approach signal speaks.
 func circling() Config {
-	return Config{NoProgressThreshold: -1, OutputDeclinePercent: -1}
+	return Config{Progress: ProgressRules{MaxNoProgress: -1, OutputDeclinePercent: -1}}
 }
 
 func TestCircularApproach(t *testing.T) {
@@ -293,7 +293,7 @@ func TestCircularApproachReasonNamesTheApproaches(t *testing.T) {
 // counts as progress, a failure does not.
 func TestCircularApproachWithoutProgressMeasured(t *testing.T) {
 	cfg := circling()
-	cfg.MaxConsecutiveFailures, cfg.MaxSameErrorCount = -1, -1
+	cfg.Failures.MaxConsecutive, cfg.Failures.MaxSameError = -1, -1
 	b, _ := newTestBreaker(t, cfg)
 	for i, a := range []string{"A", "B", "A", "B", "A", "B"} {
 		b.Record(Iteration{Approach: a, Err: errA(i)})
@@ -309,7 +309,7 @@ func TestCircularApproachWithoutProgressMeasured(t *testing.T) {
 
 func TestCircularApproachWindowIsConfigurable(t *testing.T) {
 	cfg := circling()
-	cfg.CircularApproachWindow = 4
+	cfg.Progress.CircularApproachWindow = 4
 	b, _ := newTestBreaker(t, cfg)
 	for _, a := range []string{"A", "B", "A", "B"} {
 		b.Record(Iteration{Approach: a, Progress: stalled})
@@ -317,7 +317,7 @@ func TestCircularApproachWindowIsConfigurable(t *testing.T) {
 	assert.Equal(t, "Circular approach: 2 approaches alternating over the last 4 iterations without progress (approaches: "+
 		Fingerprint("A")+"/"+Fingerprint("B")+"): A | B", b.TripReason())
 
-	cfg.CircularApproachWindow = -1
+	cfg.Progress.CircularApproachWindow = -1
 	b, _ = newTestBreaker(t, cfg)
 	for range 5 {
 		for _, a := range []string{"A", "B"} {
@@ -347,7 +347,7 @@ func TestCircularApproachProbe(t *testing.T) {
 				b.Record(Iteration{Approach: a, Progress: stalled})
 			}
 			require.True(t, b.IsTripped())
-			clock.Advance(DefaultCooldown)
+			clock.Advance(DefaultConfig().Cooldown)
 			require.True(t, b.Check().Probe)
 			b.Record(Iteration{Approach: tt.approach, Progress: tt.progress})
 			assert.Equal(t, tt.state, b.State())
@@ -369,11 +369,11 @@ func TestTestFixLoop(t *testing.T) {
 		{"four test fixes: not yet a window", Config{}, []WorkKind{T, T, T, T}, Closed, 0},
 		{"unlabelled iterations are left out", Config{}, []WorkKind{T, U, T, T, U, T, T}, Open, 5},
 		{"the window rolls on", Config{}, []WorkKind{I, O, T, T, T, T, T}, Open, 5},
-		{"a 50% limit", Config{TestFixPercent: 50}, []WorkKind{T, I, T, O, T}, Open, 3},
-		{"a window of 10", Config{TestFixWindow: 10}, []WorkKind{T, T, T, T, T, T, T, T, T, T}, Open, 10},
-		{"a window of 10, not full", Config{TestFixWindow: 10}, []WorkKind{T, T, T, T, T, T, T, T, T}, Closed, 0},
-		{"window switched off", Config{TestFixWindow: -1}, []WorkKind{T, T, T, T, T, T}, Closed, 0},
-		{"percent switched off", Config{TestFixPercent: -1}, []WorkKind{T, T, T, T, T, T}, Closed, 0},
+		{"a 50% limit", Config{Progress: ProgressRules{TestFixPercent: 50}}, []WorkKind{T, I, T, O, T}, Open, 3},
+		{"a window of 10", Config{Progress: ProgressRules{TestFixWindow: 10}}, []WorkKind{T, T, T, T, T, T, T, T, T, T}, Open, 10},
+		{"a window of 10, not full", Config{Progress: ProgressRules{TestFixWindow: 10}}, []WorkKind{T, T, T, T, T, T, T, T, T}, Closed, 0},
+		{"window switched off", Config{Progress: ProgressRules{TestFixWindow: -1}}, []WorkKind{T, T, T, T, T, T}, Closed, 0},
+		{"percent switched off", Config{Progress: ProgressRules{TestFixPercent: -1}}, []WorkKind{T, T, T, T, T, T}, Closed, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -399,13 +399,13 @@ func TestTestFixLoopReasonAndProbe(t *testing.T) {
 	assert.Equal(t, "Test-fix loop: 5 of the last 5 iterations only fixed tests (threshold: more than 80%)", b.TripReason())
 
 	// The probe fixes tests again: open again.
-	clock.Advance(DefaultCooldown)
+	clock.Advance(DefaultConfig().Cooldown)
 	require.True(t, b.Check().Probe)
 	b.Record(Iteration{Work: WorkTestFix})
 	require.True(t, b.IsTripped())
 
 	// The next probe works on the implementation: four in five, closed.
-	clock.Advance(DefaultCooldown)
+	clock.Advance(DefaultConfig().Cooldown)
 	require.True(t, b.Check().Probe)
 	b.Record(Iteration{Work: WorkImplementation})
 	assert.Equal(t, Closed, b.State())
@@ -456,7 +456,7 @@ func TestUnlabelledProbeIsJudgedOnItsOutcome(t *testing.T) {
 			tt.trip(b)
 			require.Equal(t, tt.kind, b.Stats().Reason.Kind)
 
-			clock.Advance(DefaultCooldown)
+			clock.Advance(DefaultConfig().Cooldown)
 			require.True(t, b.Check().Probe)
 			b.Record(Iteration{Progress: oneTask})
 			assert.Equal(t, Closed, b.State(), "the unlabelled probe succeeded")

@@ -126,10 +126,10 @@ func TestFailedProbeReopensAndRestartsCooldown(t *testing.T) {
 // A probe that fails with an error that reaches no threshold still opens
 // the circuit again, with a reason of its own.
 func TestFailedProbeBelowThresholdsHasItsOwnReason(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: 2})
+	b, clock := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: -1, MaxSameError: 2}})
 	b.Record(Iteration{Err: errA(1)})
 	b.Record(Iteration{Err: errA(2)})
-	clock.Advance(DefaultCooldown)
+	clock.Advance(DefaultConfig().Cooldown)
 	require.True(t, b.Check().Allow)
 	b.Record(Iteration{Err: errB(9)})
 	assert.True(t, b.IsTripped())
@@ -154,7 +154,7 @@ func TestLateIterationWhileOpenOnlyCounts(t *testing.T) {
 // decides.
 func TestSeedStyleLoopWithoutCheck(t *testing.T) {
 	b, clock := tripped(t, Config{})
-	clock.Advance(DefaultCooldown)
+	clock.Advance(DefaultConfig().Cooldown)
 	require.False(t, b.IsTripped())
 	b.RecordSuccess()
 	assert.Equal(t, Closed, b.State())
@@ -162,14 +162,14 @@ func TestSeedStyleLoopWithoutCheck(t *testing.T) {
 
 func TestZeroCooldownMeansDefault(t *testing.T) {
 	b, clock := tripped(t, Config{Cooldown: 0})
-	clock.Advance(DefaultCooldown - time.Millisecond)
+	clock.Advance(DefaultConfig().Cooldown - time.Millisecond)
 	assert.True(t, b.IsTripped())
 	clock.Advance(time.Millisecond)
 	assert.False(t, b.IsTripped())
 }
 
 func TestRealClockIsTheDefault(t *testing.T) {
-	b, err := New(Config{MaxConsecutiveFailures: 1})
+	b, err := New(Config{Failures: FailureRules{MaxConsecutive: 1}})
 	require.NoError(t, err)
 	before := time.Now()
 	b.Record(Iteration{Err: errA(1)})

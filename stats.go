@@ -172,10 +172,10 @@ type Stats struct {
 	// Plan is the last plan an iteration reported; zero if none did.
 	Plan Plan
 	// LastProgressScore is the progress score of the last measured
-	// iteration ([Config.ScoreWeights]).
+	// iteration ([ProgressRules.ScoreWeights]).
 	LastProgressScore int
 	// ProgressScore is the sum of the scores in the progress-score window
-	// ([Config.ProgressScoreWindow]); zero while the signal is off.
+	// ([ProgressRules.ScoreWindow]); zero while the signal is off.
 	ProgressScore int
 
 	// SameStepInARow counts the tool steps in a row, up to the last
@@ -198,7 +198,7 @@ type Stats struct {
 	// history.
 	UniqueErrors int
 	// EvictedErrors counts the fingerprints dropped from the history
-	// because it held [Config.MaxFingerprints] of them.
+	// because it held [FailureRules.MaxFingerprints] of them.
 	EvictedErrors int
 	// LastFingerprint is the fingerprint of the most recent failure; ""
 	// before the first.
@@ -212,7 +212,7 @@ type Stats struct {
 	History []Transition
 
 	// ErrorSamples maps each fingerprint that keeps a sample
-	// ([Config.MaxErrorSamples], the most recently seen) to the error text
+	// ([FailureRules.MaxSamples], the most recently seen) to the error text
 	// it stands for: the first and the latest, each cut to
 	// [ErrorSampleRunes] runes. Nil when none is kept.
 	ErrorSamples map[string]ErrorSample
@@ -221,11 +221,11 @@ type Stats struct {
 	// ([Iteration.Task]); "" before the first, and after Resume or Skip.
 	Task string
 	// TaskIterations counts the iterations in a row on Task (iterations
-	// that name no task are left out); above [Config.MaxTaskIterations] it
+	// that name no task are left out); above [ProgressRules.MaxTaskIterations] it
 	// is a warning ([ReasonLongTask]).
 	TaskIterations int
 	// TaskFailures counts the failed iterations in a row on Task; at
-	// [Config.SameTaskThreshold] the circuit opens ([ReasonSameTask]).
+	// [FailureRules.MaxSameTask] the circuit opens ([ReasonSameTask]).
 	TaskFailures int
 	// SkippedTasks lists the tasks Skip skipped, oldest first, at most
 	// [MaxSkippedTasks]; nil when none was.

@@ -207,7 +207,7 @@ func newStepState(cfg *Config) stepState {
 // stepWindow is how many steps the breaker keeps: the alternating-actions
 // window when it is on, and at least two.
 func stepWindow(cfg *Config) int {
-	return max(cfg.AlternatingActionsWindow, 2)
+	return max(cfg.Steps.AlternatingWindow, 2)
 }
 
 // observeSteps updates the step signals for a success or a failure; f is
@@ -301,7 +301,7 @@ func (b *CircuitBreaker) recordCondensation(now time.Time) {
 	if b.completion.Complete.Kind != ReasonNone || b.state == Open {
 		return
 	}
-	if b.cfg.CondensationThreshold >= 0 && rules[ReasonCondensationLoop].check(b) == trip {
+	if b.cfg.Steps.MaxCondensations >= 0 && rules[ReasonCondensationLoop].check(b) == trip {
 		b.trip(rules[ReasonCondensationLoop].reason(b, ReasonCondensationLoop), now)
 		return
 	}

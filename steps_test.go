@@ -48,7 +48,7 @@ func story(parts ...[]Iteration) []Iteration {
 // off, so that a story tests one rule.
 func stepsOnly() Config {
 	cfg := DefaultConfig()
-	cfg.MaxConsecutiveFailures, cfg.MaxSameErrorCount, cfg.NoProgressThreshold = -1, -1, -1
+	cfg.Failures.MaxConsecutive, cfg.Failures.MaxSameError, cfg.Progress.MaxNoProgress = -1, -1, -1
 	return cfg
 }
 
@@ -194,19 +194,19 @@ func TestStepSignals(t *testing.T) {
 		},
 		{
 			name:   "the rules are off with a negative threshold",
-			cfg:    &Config{RepeatedActionThreshold: -1, RepeatedActionErrorThreshold: -1, MonologueThreshold: -1, AlternatingActionsWindow: -1, CondensationThreshold: -1, MaxConsecutiveFailures: -1, MaxSameErrorCount: -1},
+			cfg:    &Config{Steps: StepRules{MaxRepeatedAction: -1, MaxRepeatedActionError: -1, MaxMonologue: -1, AlternatingWindow: -1, MaxCondensations: -1}, Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1}},
 			steps:  story(repeated(8, ls), repeated(8, failedCall("a", "b", "c")), repeated(8, say("hm")), repeated(12, condensed())),
 			stopAt: -1,
 		},
 		{
 			name:   "a threshold of two",
-			cfg:    &Config{RepeatedActionThreshold: 2},
+			cfg:    &Config{Steps: StepRules{MaxRepeatedAction: 2}},
 			steps:  repeated(2, ls),
 			stopAt: 2, kind: ReasonRepeatedActionObservation, count: 2,
 		},
 		{
 			name: "a window of four",
-			cfg:  &Config{AlternatingActionsWindow: 4, RepeatedActionThreshold: -1},
+			cfg:  &Config{Steps: StepRules{AlternatingWindow: 4, MaxRepeatedAction: -1}},
 			steps: []Iteration{
 				call("a", "", "1"), call("b", "", "2"), call("a", "", "1"), call("b", "", "2"),
 			},
@@ -251,7 +251,7 @@ func TestIterationsWithoutActionLeaveStepRulesIdle(t *testing.T) {
 // A condensation is neither a success nor a failure: it leaves the
 // failure counts as they were, and a half-open probe slot goes back.
 func TestCondensationIsNoOutcome(t *testing.T) {
-	cb, _ := newTestBreaker(t, Config{MaxConsecutiveFailures: 2})
+	cb, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: 2}})
 	cb.Record(Iteration{Err: errA(1)})
 	cb.Record(Iteration{Condensed: true, Err: errB(2)}) // Err is ignored
 	s := cb.Stats()
@@ -266,7 +266,7 @@ func TestCondensationIsNoOutcome(t *testing.T) {
 
 func TestCondensationGivesTheProbeSlotBack(t *testing.T) {
 	cb, clock := tripped(t, Config{})
-	clock.Advance(DefaultCooldown)
+	clock.Advance(DefaultConfig().Cooldown)
 	d := cb.Check()
 	require.True(t, d.Probe)
 	cb.Record(condensed())
@@ -293,7 +293,7 @@ func TestRepeatedStepProbe(t *testing.T) {
 				cb.Record(ls)
 			}
 			require.Equal(t, Open, cb.State())
-			clock.Advance(DefaultCooldown)
+			clock.Advance(DefaultConfig().Cooldown)
 			require.True(t, cb.Check().Probe)
 			cb.Record(tc.probe)
 			assert.Equal(t, tc.want, cb.State())
@@ -339,12 +339,12 @@ func TestStepConfigValidation(t *testing.T) {
 		cfg   Config
 		field string
 	}{
-		{Config{RepeatedActionThreshold: 1}, "RepeatedActionThreshold"},
-		{Config{RepeatedActionErrorThreshold: 1001}, "RepeatedActionErrorThreshold"},
-		{Config{MonologueThreshold: 1}, "MonologueThreshold"},
-		{Config{AlternatingActionsWindow: 5}, "AlternatingActionsWindow"},
-		{Config{AlternatingActionsWindow: 2}, "AlternatingActionsWindow"},
-		{Config{AlternatingActionsWindow: 1002}, "AlternatingActionsWindow"},
+		{Config{Steps: StepRules{MaxRepeatedAction: 1}}, "Steps.MaxRepeatedAction"},
+		{Config{Steps: StepRules{MaxRepeatedActionError: 1001}}, "Steps.MaxRepeatedActionError"},
+		{Config{Steps: StepRules{MaxMonologue: 1}}, "Steps.MaxMonologue"},
+		{Config{Steps: StepRules{AlternatingWindow: 5}}, "Steps.AlternatingWindow"},
+		{Config{Steps: StepRules{AlternatingWindow: 2}}, "Steps.AlternatingWindow"},
+		{Config{Steps: StepRules{AlternatingWindow: 1002}}, "Steps.AlternatingWindow"},
 	} {
 		err := tc.cfg.Validate()
 		var ce *ConfigError
@@ -353,8 +353,8 @@ func TestStepConfigValidation(t *testing.T) {
 		assert.ErrorIs(t, err, ErrInvalidConfig)
 	}
 	for _, ok := range []Config{
-		{RepeatedActionThreshold: 2, RepeatedActionErrorThreshold: 1000, MonologueThreshold: -1, AlternatingActionsWindow: 4, CondensationThreshold: 1},
-		{AlternatingActionsWindow: 1000, CondensationThreshold: -5},
+		{Steps: StepRules{MaxRepeatedAction: 2, MaxRepeatedActionError: 1000, MaxMonologue: -1, AlternatingWindow: 4, MaxCondensations: 1}},
+		{Steps: StepRules{AlternatingWindow: 1000, MaxCondensations: -5}},
 	} {
 		assert.NoError(t, ok.Validate())
 	}

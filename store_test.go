@@ -454,7 +454,7 @@ func TestFileStoreSaveHelperProcess(t *testing.T) {
 	id, err := strconv.Atoi(os.Getenv("LOOPBREAKER_SAVE_HELPER_ID"))
 	require.NoError(t, err)
 	store := NewFileStore(dir)
-	b, err := New(Config{MaxConsecutiveFailures: -1, MaxSameErrorCount: -1})
+	b, err := New(Config{Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1}})
 	require.NoError(t, err)
 	// Helper n sees each of 1000 errors n times, and n-1 successes: 1000
 	// fingerprints make a file of many pages.

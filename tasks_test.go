@@ -37,7 +37,7 @@ func succeed(task string) step { return step{task, false} }
 // rule. gsd sets that rule to exit.sh's 5, so that the stories hear the
 // same-task rule alone until then.
 func TestSameTaskStuckStopsTheLoop(t *testing.T) {
-	gsd := Config{MaxConsecutiveFailures: 5, MaxSameErrorCount: -1}
+	gsd := Config{Failures: FailureRules{MaxConsecutive: 5, MaxSameError: -1}}
 	tests := []struct {
 		name  string
 		cfg   Config
@@ -66,10 +66,10 @@ func TestSameTaskStuckStopsTheLoop(t *testing.T) {
 		{"five failures across tasks are exit.sh's circuit breaker", gsd,
 			[]step{fail("a"), fail("b"), fail("a"), fail("b"), fail("a")},
 			ReasonConsecutiveFailures, "5 consecutive failures (threshold: 5)"},
-		{"a threshold of its own", Config{MaxConsecutiveFailures: 5, SameTaskThreshold: 2},
+		{"a threshold of its own", Config{Failures: FailureRules{MaxConsecutive: 5, MaxSameTask: 2}},
 			[]step{fail("05-01"), fail("05-01")},
 			ReasonSameTask, `Stuck on task "05-01": 2 failed iterations in a row (threshold: 2)`},
-		{"switched off", Config{MaxConsecutiveFailures: 5, SameTaskThreshold: -1},
+		{"switched off", Config{Failures: FailureRules{MaxConsecutive: 5, MaxSameTask: -1}},
 			[]step{fail("05-01"), fail("05-01"), fail("05-01"), fail("05-01")},
 			ReasonNone, ""},
 		{"with the default 3 consecutive failures, the reason names the task", Config{},
@@ -126,10 +126,10 @@ func TestSameTaskProbe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, clock := newTestBreaker(t, Config{MaxConsecutiveFailures: 5})
+			b, clock := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: 5}})
 			play(b, []step{fail("05-01"), fail("05-01"), fail("05-01")})
 			require.Equal(t, ReasonSameTask, b.Stats().Reason.Kind)
-			clock.Advance(DefaultCooldown)
+			clock.Advance(DefaultConfig().Cooldown)
 			require.True(t, b.Check().Probe)
 			play(b, []step{tt.probe})
 			s := b.Stats()
@@ -152,8 +152,8 @@ func TestLongTaskWarns(t *testing.T) {
 		{"20 iterations are not yet a warning", Config{}, 20, false, ""},
 		{"the 21st is", Config{}, 21, true, `Task "add login" has taken 21 iterations in a row (warning above 20)`},
 		{"and it stays", Config{}, 30, true, `Task "add login" has taken 30 iterations in a row (warning above 20)`},
-		{"a limit of its own", Config{MaxTaskIterations: 5}, 6, true, `Task "add login" has taken 6 iterations in a row (warning above 5)`},
-		{"switched off", Config{MaxTaskIterations: -1}, 100, false, ""},
+		{"a limit of its own", Config{Progress: ProgressRules{MaxTaskIterations: 5}}, 6, true, `Task "add login" has taken 6 iterations in a row (warning above 5)`},
+		{"switched off", Config{Progress: ProgressRules{MaxTaskIterations: -1}}, 100, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -186,7 +186,7 @@ func TestLongTaskWarns(t *testing.T) {
 
 // Another task ends the warning: the count is of iterations in a row.
 func TestLongTaskWarningEndsWithTheTask(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxTaskIterations: 2})
+	b, _ := newTestBreaker(t, Config{Progress: ProgressRules{MaxTaskIterations: 2}})
 	for range 3 {
 		b.Record(Iteration{Task: "a"})
 	}
@@ -278,13 +278,13 @@ func TestTaskNames(t *testing.T) {
 
 // The task counts and the skipped tasks survive a restart.
 func TestTasksSurviveARestart(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxTaskIterations: 2})
+	b, clock := newTestBreaker(t, Config{Progress: ProgressRules{MaxTaskIterations: 2}})
 	play(b, []step{fail("05-01"), fail("05-01"), fail("05-01")})
 	b.Skip()
 	play(b, []step{succeed("05-02"), fail("05-02"), succeed("05-02")})
 	play(b, []step{fail("05-02")})
 
-	nb, _ := restart(t, b, Config{MaxTaskIterations: 2}, clock.Now().Add(time.Minute))
+	nb, _ := restart(t, b, Config{Progress: ProgressRules{MaxTaskIterations: 2}}, clock.Now().Add(time.Minute))
 	s := nb.Stats()
 	assert.Equal(t, "05-02", s.Task)
 	assert.Equal(t, 4, s.TaskIterations)

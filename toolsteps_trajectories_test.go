@@ -165,7 +165,7 @@ func TestToolStepsPresetOnRecordedTrajectories(t *testing.T) {
 // as it would judge the recorded runs. No healthy run trips them.
 func TestStepRulesAloneStopNoHealthyRecordedRun(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.MaxConsecutiveFailures, cfg.MaxSameErrorCount, cfg.NoProgressThreshold = -1, -1, -1
+	cfg.Failures.MaxConsecutive, cfg.Failures.MaxSameError, cfg.Progress.MaxNoProgress = -1, -1, -1
 	tally := tallyReplaysWith(t, loadTrajectories(t), func(tr trajectory) replayStop { return replaySteps(t, cfg, tr, nil) })
 	assert.Zero(t, tally.healthyStopped, tally.healthyStops)
 	assert.Equal(t, 15, tally.stuckCaught)

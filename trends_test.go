@@ -38,10 +38,10 @@ func TestTrendWarnings(t *testing.T) {
 			"Passing tests fell in 3 measured iterations in a row, from 40 to 31 (threshold: 3)"},
 		{"tests recovering end the warning", Config{}, ReasonTestsDeclining,
 			[]*int{measured(40), measured(38), measured(35), measured(31), measured(33)}, ""},
-		{"a threshold of its own", Config{TestsDecliningThreshold: 1}, ReasonTestsDeclining,
+		{"a threshold of its own", Config{Progress: ProgressRules{TestsDeclining: 1}}, ReasonTestsDeclining,
 			[]*int{measured(40), measured(39)},
 			"Passing tests fell in 1 measured iterations in a row, from 40 to 39 (threshold: 1)"},
-		{"tests declining switched off", Config{TestsDecliningThreshold: -1}, ReasonTestsDeclining,
+		{"tests declining switched off", Config{Progress: ProgressRules{TestsDeclining: -1}}, ReasonTestsDeclining,
 			[]*int{measured(40), measured(38), measured(35), measured(31), measured(20)}, ""},
 
 		{"errors rise three times in a row", Config{}, ReasonErrorsRising,
@@ -56,7 +56,7 @@ func TestTrendWarnings(t *testing.T) {
 			"Errors rose in 3 measured iterations in a row, from 0 to 9 (threshold: 3)"},
 		{"fewer errors end the warning", Config{}, ReasonErrorsRising,
 			[]*int{measured(1), measured(2), measured(4), measured(7), measured(3)}, ""},
-		{"errors rising switched off", Config{ErrorsRisingThreshold: -1}, ReasonErrorsRising,
+		{"errors rising switched off", Config{Progress: ProgressRules{ErrorsRising: -1}}, ReasonErrorsRising,
 			[]*int{measured(1), measured(2), measured(4), measured(7), measured(9)}, ""},
 	}
 	for _, tt := range tests {
@@ -107,7 +107,7 @@ func TestTrendWarningFigures(t *testing.T) {
 // Every warning in force is in the decision, the call budget's first, and
 // Decision.Warning joins their texts for a host that prints one line.
 func TestDecisionCarriesEveryWarning(t *testing.T) {
-	b, _ := newTestBreaker(t, Config{MaxCallsPerHour: 10, MaxTaskIterations: 3})
+	b, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 10}, Progress: ProgressRules{MaxTaskIterations: 3}})
 	for i := range 4 {
 		b.Record(Iteration{Task: "add login", Progress: &Progress{FilesChanged: 1, TestsPassing: 20 - i}, Calls: 2})
 	}
@@ -130,7 +130,7 @@ func TestDecisionCarriesEveryWarning(t *testing.T) {
 // While the circuit is open, the decision still carries the warnings; a
 // complete loop has none.
 func TestWarningsOfRefusedDecisions(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxTaskIterations: 1})
+	b, clock := newTestBreaker(t, Config{Progress: ProgressRules{MaxTaskIterations: 1}})
 	for i := range 3 {
 		b.Record(Iteration{Task: "add login", Err: errA(i)})
 	}

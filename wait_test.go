@@ -38,7 +38,7 @@ func TestWaitSleepsOutTheCooldownAndGetsTheProbe(t *testing.T) {
 
 // A spent call budget: Wait sleeps until a call leaves the rolling hour.
 func TestWaitSleepsUntilTheCallBudgetHasRoom(t *testing.T) {
-	b, clock := newTestBreaker(t, Config{MaxCallsPerHour: 2})
+	b, clock := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 2}})
 	b.Record(Iteration{})
 	clock.Advance(10 * time.Minute)
 	b.Record(Iteration{})
@@ -84,11 +84,13 @@ func TestWaitReturnsARefusalNoWaitingEnds(t *testing.T) {
 // the refused decision.
 func TestWaitEndsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	b, _ := tripped(t, Config{Sleep: func(ctx context.Context, d time.Duration) error {
-		cancel() // the host gives up while the breaker waits
-		<-ctx.Done()
-		return ctx.Err()
-	}})
+	b, _ := tripped(t, Config{
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			cancel() // the host gives up while the breaker waits
+			<-ctx.Done()
+			return ctx.Err()
+		},
+	})
 
 	d, err := b.Wait(ctx)
 	require.ErrorIs(t, err, context.Canceled)
@@ -147,10 +149,12 @@ func TestWaitForTheProbeOfAnotherWorkerWakesOnItsOutcome(t *testing.T) {
 // A person resumes the loop during a long cooldown: the Wait that sleeps
 // it out wakes at once.
 func TestWaitWakesWhenAPersonResumes(t *testing.T) {
-	b, _ := tripped(t, Config{Sleep: func(ctx context.Context, d time.Duration) error {
-		<-ctx.Done() // a cooldown that would take long
-		return ctx.Err()
-	}})
+	b, _ := tripped(t, Config{
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			<-ctx.Done() // a cooldown that would take long
+			return ctx.Err()
+		},
+	})
 
 	result := make(chan Decision)
 	go func() {

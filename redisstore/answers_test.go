@@ -60,8 +60,8 @@ func TestACallWhoseAnswerWasLostCountsOnce(t *testing.T) {
 	f := newFleet(t)
 	hook := &lostAnswers{lose: map[string]int{}}
 	f.client.AddHook(hook)
-	w := f.worker("a", Config{Breaker: loopbreaker.Config{MaxCallsPerHour: 100}})
-	other := f.worker("b", Config{Breaker: loopbreaker.Config{MaxCallsPerHour: 100}})
+	w := f.worker("a", Config{Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCallsPerHour: 100}}})
+	other := f.worker("b", Config{Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCallsPerHour: 100}}})
 
 	require.True(t, w.Check().Allow)
 	w.Record(loopbreaker.Iteration{Calls: 1})
@@ -91,7 +91,7 @@ func TestAGarbledFleetStateIsAnOutageNotAZero(t *testing.T) {
 	} {
 		t.Run(field.name, func(t *testing.T) {
 			f := newFleet(t)
-			w := f.worker("a", Config{Breaker: loopbreaker.Config{MaxCostUSD: 20}})
+			w := f.worker("a", Config{Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCostUSD: 20}}})
 			closed := f.worker("b", Config{FailClosed: true})
 			require.True(t, w.Check().Allow)
 			w.Record(loopbreaker.Iteration{Usage: loopbreaker.Usage{CostUSD: 5}})

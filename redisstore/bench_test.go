@@ -54,11 +54,11 @@ func BenchmarkFleetCheckRecord(b *testing.B) {
 	}{{"unix", 64, false}, {"tcp", 64, false}, {"unix", 1, false}, {"tcp", 1, false}, {"unix", 64, true}, {"unix", 1, true}} {
 		network, workers := bench.network, bench.workers
 		name := fmt.Sprintf("%s/workers=%d", network, workers)
-		cfg := loopbreaker.Config{MaxCallsPerHour: 1 << 30}
+		cfg := loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCallsPerHour: 1 << 30}}
 		var it loopbreaker.Iteration
 		if bench.spend {
 			name += "/spend"
-			cfg.MaxTokens, cfg.MaxCostUSD, cfg.MaxTokensPerHour, cfg.MaxCostUSDPerHour = 1<<50, 1e12, 1<<50, 1e12
+			cfg.Spend.MaxTokens, cfg.Spend.MaxCostUSD, cfg.Spend.MaxTokensPerHour, cfg.Spend.MaxCostUSDPerHour = 1<<50, 1e12, 1<<50, 1e12
 			it.Usage = loopbreaker.Usage{InputTokens: 1200, OutputTokens: 300, CostUSD: 0.0123}
 		}
 		b.Run(name, func(b *testing.B) {

@@ -204,20 +204,20 @@ const cooldownSteps = 16
 // CooldownPolicy, the host's code, once per step.
 func sharedOf(cfg loopbreaker.Config) shared {
 	s := shared{
-		callsPerHour:    max(cfg.MaxCallsPerHour, 0),
-		maxFailures:     orDefault(cfg.MaxConsecutiveFailures, loopbreaker.DefaultMaxConsecutiveFailures),
-		maxSameError:    orDefault(cfg.MaxSameErrorCount, loopbreaker.DefaultMaxSameErrorCount),
-		maxSameInARow:   max(cfg.MaxSameErrorInARow, 0),
-		maxFingerprints: orDefault(cfg.MaxFingerprints, loopbreaker.DefaultMaxFingerprints),
-		maxOpens:        max(orDefault(cfg.MaxConsecutiveOpens, loopbreaker.DefaultMaxConsecutiveOpens), 0),
+		callsPerHour:    max(cfg.Spend.MaxCallsPerHour, 0),
+		maxFailures:     orDefault(cfg.Failures.MaxConsecutive, loopbreaker.DefaultConfig().Failures.MaxConsecutive),
+		maxSameError:    orDefault(cfg.Failures.MaxSameError, loopbreaker.DefaultConfig().Failures.MaxSameError),
+		maxSameInARow:   max(cfg.Failures.MaxSameErrorInARow, 0),
+		maxFingerprints: orDefault(cfg.Failures.MaxFingerprints, loopbreaker.DefaultConfig().Failures.MaxFingerprints),
+		maxOpens:        max(orDefault(cfg.MaxConsecutiveOpens, loopbreaker.DefaultConfig().MaxConsecutiveOpens), 0),
 
-		maxTokens:        max(cfg.MaxTokens, 0),
-		maxCost:          math.Max(cfg.MaxCostUSD, 0),
-		maxTokensPerHour: max(cfg.MaxTokensPerHour, 0),
-		maxCostPerHour:   math.Max(cfg.MaxCostUSDPerHour, 0),
+		maxTokens:        max(cfg.Spend.MaxTokens, 0),
+		maxCost:          math.Max(cfg.Spend.MaxCostUSD, 0),
+		maxTokensPerHour: max(cfg.Spend.MaxTokensPerHour, 0),
+		maxCostPerHour:   math.Max(cfg.Spend.MaxCostUSDPerHour, 0),
 
-		limitWait:    orDefault(cfg.ProviderLimitWait, loopbreaker.DefaultProviderLimitWait),
-		throttleWait: orDefault(cfg.ProviderThrottleWait, loopbreaker.DefaultProviderThrottleWait),
+		limitWait:    orDefault(cfg.Limits.Wait, loopbreaker.DefaultConfig().Limits.Wait),
+		throttleWait: orDefault(cfg.Limits.ThrottleWait, loopbreaker.DefaultConfig().Limits.ThrottleWait),
 	}
 	if s.maxFailures < 0 {
 		s.maxFailures = -1
@@ -225,7 +225,7 @@ func sharedOf(cfg loopbreaker.Config) shared {
 	if s.maxSameError < 0 {
 		s.maxSameError = -1
 	}
-	base := orDefault(cfg.Cooldown, loopbreaker.DefaultCooldown)
+	base := orDefault(cfg.Cooldown, loopbreaker.DefaultConfig().Cooldown)
 	policy := cfg.CooldownPolicy
 	if policy == nil {
 		policy = loopbreaker.ConstantCooldown
@@ -252,10 +252,10 @@ func orDefault[T comparable](v, def T) T {
 // outage starts from.)
 func localConfig(cfg loopbreaker.Config) loopbreaker.Config {
 	cfg.MaxConsecutiveOpens = -1 // the fleet's circuit gives up
-	cfg.MaxConsecutiveFailures = -1
-	cfg.MaxSameErrorCount = -1
-	cfg.MaxSameErrorInARow = -1
-	cfg.MaxCallsPerHour = -1
-	cfg.MaxTokens, cfg.MaxCostUSD, cfg.MaxTokensPerHour, cfg.MaxCostUSDPerHour = -1, -1, -1, -1
+	cfg.Failures.MaxConsecutive = -1
+	cfg.Failures.MaxSameError = -1
+	cfg.Failures.MaxSameErrorInARow = -1
+	cfg.Spend.MaxCallsPerHour = -1
+	cfg.Spend.MaxTokens, cfg.Spend.MaxCostUSD, cfg.Spend.MaxTokensPerHour, cfg.Spend.MaxCostUSDPerHour = -1, -1, -1, -1
 	return cfg
 }

@@ -17,7 +17,11 @@ import (
 func TestTheFleetGivesUpAfterMaxOpeningsInARow(t *testing.T) {
 	f := newFleet(t)
 	cfg := Config{PollInterval: 5 * time.Millisecond, Breaker: loopbreaker.Config{
-		MaxConsecutiveFailures: 1, Cooldown: 20 * time.Millisecond, MaxConsecutiveOpens: 3,
+		Failures: loopbreaker.FailureRules{
+			MaxConsecutive: 1,
+		},
+		Cooldown:            20 * time.Millisecond,
+		MaxConsecutiveOpens: 3,
 	}}
 	ws := f.workers(2, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -125,7 +125,7 @@ func TestALimitWithoutAResetLastsTheDefaultWaitAndKeepsTheKeysUntilThen(t *testi
 
 func TestAProbeThatHitsALimitGivesTheProbeBack(t *testing.T) {
 	f := newFleet(t)
-	cfg := Config{Breaker: loopbreaker.Config{MaxConsecutiveFailures: 1, Cooldown: 50 * time.Millisecond}}
+	cfg := Config{Breaker: loopbreaker.Config{Failures: loopbreaker.FailureRules{MaxConsecutive: 1}, Cooldown: 50 * time.Millisecond}}
 	a, b := f.worker("a", cfg), f.worker("b", cfg)
 	a.RecordFailure("boom")
 	require.Eventually(t, func() bool { return a.Check().Probe }, 5*time.Second, 5*time.Millisecond)
@@ -145,9 +145,13 @@ func TestAProbeThatHitsALimitGivesTheProbeBack(t *testing.T) {
 // breaker's own does.
 func TestAHostsLimitPatternStopsTheFleet(t *testing.T) {
 	f := newFleet(t)
-	cfg := Config{Breaker: loopbreaker.Config{LimitPatterns: []loopbreaker.LimitPattern{
-		{Match: regexp.MustCompile(`tenant suspended`), Kind: loopbreaker.LimitStop, Why: "tenant suspended"},
-	}}}
+	cfg := Config{Breaker: loopbreaker.Config{
+		Limits: loopbreaker.LimitRules{
+			Patterns: []loopbreaker.LimitPattern{
+				{Match: regexp.MustCompile(`tenant suspended`), Kind: loopbreaker.LimitStop, Why: "tenant suspended"},
+			},
+		},
+	}}
 	a, b := f.worker("a", cfg), f.worker("b", cfg)
 	require.True(t, a.Check().Allow)
 	a.Record(loopbreaker.Iteration{Err: errors.New("gateway: tenant suspended")})

@@ -26,15 +26,15 @@ var _ transport.Meter = (*Worker)(nil)
 // round trip: a host (or a [Worker.Transport]) that sees each call's usage
 // reports it here during an iteration, and leaves
 // [loopbreaker.Iteration.Usage] zero. One worker's spend counts for the
-// whole fleet: the spend caps ([loopbreaker.Config.MaxTokens],
-// [loopbreaker.Config.MaxCostUSD] and their hourly kin) refuse every
+// whole fleet: the spend caps ([loopbreaker.Config.Spend.MaxTokens],
+// [loopbreaker.Config.Spend.MaxCostUSD] and their hourly kin) refuse every
 // worker's next Check once the fleet reaches them. Negative counts and a
 // cost that is negative, NaN or infinite count as zero. While Redis is out
 // of reach, the local breaker counts it, and the fleet gets it, once, when
 // the worker rejoins.
 //
 // A Usage that names its Model and gives no CostUSD is priced with
-// [loopbreaker.Config.Prices] of the worker's Breaker, as a breaker prices
+// [loopbreaker.Config.Spend.Prices] of the worker's Breaker, as a breaker prices
 // it; a model with no price costs nothing, and while a dollar cap is set
 // the worker's decisions warn of it ([loopbreaker.ReasonUnpricedModel]).
 func (w *Worker) AddUsage(u loopbreaker.Usage) {
@@ -104,8 +104,8 @@ func (w *Worker) LiftLimit(source string) {
 // happens, in one round trip: every worker's Check refuses from then on,
 // with the same reason and RetryAfter, until it lifts at [loopbreaker.Limit.Reset]
 // (a time by the provider's clock, which the fleet keeps as it is), or,
-// when no reset is known, after [loopbreaker.Config.ProviderLimitWait] or
-// [loopbreaker.Config.ProviderThrottleWait]; a [loopbreaker.LimitStop]
+// when no reset is known, after [loopbreaker.Config.Limits.Wait] or
+// [loopbreaker.Config.Limits.ThrottleWait]; a [loopbreaker.LimitStop]
 // until Resume, Skip or Reset on any worker. A limit that the one in force
 // outlasts changes nothing; a stop outlasts every wait; a reset already
 // past changes nothing. A half-open probe this worker holds is given back.

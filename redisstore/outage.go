@@ -99,19 +99,19 @@ func withoutLimit(s loopbreaker.Snapshot) loopbreaker.Snapshot {
 // counts). Called with w.mu held.
 func (w *Worker) outageConfig() loopbreaker.Config {
 	cfg := w.fullCfg
-	if cfg.MaxTokens <= 0 && cfg.MaxCostUSD <= 0 {
+	if cfg.Spend.MaxTokens <= 0 && cfg.Spend.MaxCostUSD <= 0 {
 		return cfg
 	}
 	own := w.local.Stats().Spend.Total
 	fleet := w.last.spend
-	if cfg.MaxTokens > 0 {
+	if cfg.Spend.MaxTokens > 0 {
 		others := max(fleet.Tokens()-own.Tokens(), 0)
-		cfg.MaxTokens = max(cfg.MaxTokens-others, 1)
+		cfg.Spend.MaxTokens = max(cfg.Spend.MaxTokens-others, 1)
 	}
-	if cfg.MaxCostUSD > 0 {
+	if cfg.Spend.MaxCostUSD > 0 {
 		others := math.Max(fleet.CostUSD-own.CostUSD, 0)
-		if cfg.MaxCostUSD -= others; cfg.MaxCostUSD <= 0 {
-			cfg.MaxCostUSD = math.SmallestNonzeroFloat64
+		if cfg.Spend.MaxCostUSD -= others; cfg.Spend.MaxCostUSD <= 0 {
+			cfg.Spend.MaxCostUSD = math.SmallestNonzeroFloat64
 		}
 	}
 	return cfg

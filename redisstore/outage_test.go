@@ -28,7 +28,7 @@ func each(ws []*Worker, fn func(i int, w *Worker)) {
 
 func TestWorkersGoOnUnderTheirLocalBreakersWhileRedisIsDownAndRejoinWhenItIsBack(t *testing.T) {
 	f := newFleet(t)
-	ws := f.workers(16, Config{Breaker: loopbreaker.Config{MaxCallsPerHour: 1000}})
+	ws := f.workers(16, Config{Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCallsPerHour: 1000}}})
 	iterate := func(w *Worker, err error) loopbreaker.Decision {
 		d := w.Check()
 		if d.Allow {
@@ -86,7 +86,7 @@ func TestWorkersGoOnUnderTheirLocalBreakersWhileRedisIsDownAndRejoinWhenItIsBack
 
 func TestARejoinAddsTheOutagesCallsAndSpendOnceHoweverOftenItIsSent(t *testing.T) {
 	f := newFleet(t)
-	w := f.worker("a", Config{Breaker: loopbreaker.Config{MaxCallsPerHour: 100, MaxCostUSDPerHour: 100}})
+	w := f.worker("a", Config{Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCallsPerHour: 100, MaxCostUSDPerHour: 100}}})
 	for _, step := range []struct {
 		outage, calls, used int
 		tokens              int
@@ -160,7 +160,7 @@ func TestAnOpenFleetStaysOpenUntilItsCooldownForAWorkerThatLosesRedis(t *testing
 // to the fleet's, once.
 func TestSpendDuringAnOutageIsJudgedLocallyAndAddedOnceOnRejoin(t *testing.T) {
 	f := newFleet(t)
-	cfg := Config{Breaker: loopbreaker.Config{MaxCostUSD: 10}}
+	cfg := Config{Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCostUSD: 10}}}
 	a, b := f.worker("a", cfg), f.worker("b", cfg)
 	require.True(t, a.Check().Allow)
 	a.Record(loopbreaker.Iteration{Usage: loopbreaker.Usage{CostUSD: 6}})

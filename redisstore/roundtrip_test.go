@@ -17,7 +17,16 @@ func TestCheckAndRecordAreOneRoundTripEachWithSpendAndLimits(t *testing.T) {
 	counter := &commandCounter{}
 	f.client.AddHook(counter)
 	w := f.worker("a", Config{Breaker: loopbreaker.Config{
-		MaxConsecutiveFailures: 10, MaxCallsPerHour: 1000, MaxTokens: 1 << 30, MaxCostUSD: 1e6, MaxTokensPerHour: 1 << 30, MaxCostUSDPerHour: 1e6,
+		Failures: loopbreaker.FailureRules{
+			MaxConsecutive: 10,
+		},
+		Spend: loopbreaker.SpendRules{
+			MaxCallsPerHour:   1000,
+			MaxTokens:         1 << 30,
+			MaxCostUSD:        1e6,
+			MaxTokensPerHour:  1 << 30,
+			MaxCostUSDPerHour: 1e6,
+		},
 	}})
 	w.Check() // loads the script: EVALSHA refused, then EVAL
 	w.RecordSuccess()

@@ -15,7 +15,7 @@ import (
 
 func TestOneWorkersSpendCountsForTheWholeFleet(t *testing.T) {
 	f := newFleet(t)
-	ws := f.workers(3, Config{Breaker: loopbreaker.Config{MaxCostUSD: 10}})
+	ws := f.workers(3, Config{Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCostUSD: 10}}})
 	a, b, c := ws[0], ws[1], ws[2]
 	require.True(t, a.Check().Allow)
 	a.Record(loopbreaker.Iteration{Usage: loopbreaker.Usage{InputTokens: 1000, OutputTokens: 200, CostUSD: 5}})
@@ -54,7 +54,7 @@ func TestOneWorkersSpendCountsForTheWholeFleet(t *testing.T) {
 
 func TestTheFleetsTokenCapCountsInputAndOutputTokens(t *testing.T) {
 	f := newFleet(t)
-	ws := f.workers(2, Config{Breaker: loopbreaker.Config{MaxTokens: 1000}})
+	ws := f.workers(2, Config{Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxTokens: 1000}}})
 	ws[0].Record(loopbreaker.Iteration{Usage: loopbreaker.Usage{InputTokens: 600, OutputTokens: 200}})
 	d := ws[1].Check()
 	require.True(t, d.Allow)
@@ -70,7 +70,7 @@ func TestTheFleetsTokenCapCountsInputAndOutputTokens(t *testing.T) {
 
 func TestSixtyFourWorkersSpendingAtOnceAddUpExactly(t *testing.T) {
 	f := newFleet(t)
-	ws := f.workers(64, Config{Breaker: loopbreaker.Config{MaxTokensPerHour: 1 << 30, MaxCostUSD: 1000}})
+	ws := f.workers(64, Config{Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxTokensPerHour: 1 << 30, MaxCostUSD: 1000}}})
 	each(ws, func(_ int, w *Worker) {
 		for range 5 {
 			w.AddUsage(loopbreaker.Usage{InputTokens: 7, OutputTokens: 3, CostUSD: 0.25})
@@ -112,7 +112,7 @@ func spentAgo(t *testing.T, f *fleet, seq int, ago time.Duration, tokens int, co
 // leaving brings the hour under the cap is an hour old.
 func TestTheHourlySpendCapRefusesUntilEnoughSpendLeavesTheRollingHour(t *testing.T) {
 	f := newFleet(t)
-	ws := f.workers(2, Config{Breaker: loopbreaker.Config{MaxTokensPerHour: 1000, MaxCostUSDPerHour: 100}})
+	ws := f.workers(2, Config{Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxTokensPerHour: 1000, MaxCostUSDPerHour: 100}}})
 	require.True(t, ws[0].Check().Allow)        // the fleet's state exists
 	spentAgo(t, f, 1, 61*time.Minute, 5000, 90) // gone from the hour
 	spentAgo(t, f, 2, 50*time.Minute, 400, 1)
@@ -136,7 +136,7 @@ func TestTheHourlySpendCapRefusesUntilEnoughSpendLeavesTheRollingHour(t *testing
 
 func TestStatsShowTheFleetsSpendAndCaps(t *testing.T) {
 	f := newFleet(t)
-	cfg := loopbreaker.Config{MaxTokens: 10000, MaxCostUSD: 20, MaxTokensPerHour: 5000, MaxCostUSDPerHour: 5}
+	cfg := loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxTokens: 10000, MaxCostUSD: 20, MaxTokensPerHour: 5000, MaxCostUSDPerHour: 5}}
 	a, b := f.worker("a", Config{Breaker: cfg}), f.worker("b", Config{Breaker: cfg})
 	a.AddUsage(loopbreaker.Usage{InputTokens: 3000, OutputTokens: 1000, CostUSD: 4.25})
 	s := b.Stats()

@@ -48,7 +48,7 @@ const chatCompletion = `{"id":"chatcmpl-1","object":"chat.completion","choices":
 // iteration.
 func TestATransportOnAWorkerReportsToTheFleet(t *testing.T) {
 	f := newFleet(t)
-	cfg := Config{Breaker: loopbreaker.Config{MaxCallsPerHour: 100, MaxTokens: 1000}}
+	cfg := Config{Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCallsPerHour: 100, MaxTokens: 1000}}}
 	agent, other := f.worker("agent", cfg), f.worker("other", cfg)
 	client := &http.Client{Transport: transport.New(agent, nil)}
 	api := modelAPI(t, http.StatusOK, nil, chatCompletion)
@@ -83,7 +83,7 @@ func TestATransportOnAWorkerReportsToTheFleet(t *testing.T) {
 // on the usage the transport prices.
 func TestARetriedLimitIsLiftedForTheFleetAndTheSpendIsPriced(t *testing.T) {
 	f := newFleet(t)
-	cfg := Config{Breaker: loopbreaker.Config{MaxCostUSD: 0.02}}
+	cfg := Config{Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCostUSD: 0.02}}}
 	agent, other := f.worker("agent", cfg), f.worker("other", cfg)
 	client := &http.Client{Transport: transport.New(agent, nil)}
 	var requests atomic.Int32
@@ -113,7 +113,7 @@ func TestARetriedLimitIsLiftedForTheFleetAndTheSpendIsPriced(t *testing.T) {
 // priced it warns of it.
 func TestAWorkerWarnsOfAModelWithNoPrice(t *testing.T) {
 	f := newFleet(t)
-	w := f.worker("agent", Config{Breaker: loopbreaker.Config{MaxCostUSD: 5}})
+	w := f.worker("agent", Config{Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCostUSD: 5}}})
 	w.AddUsage(loopbreaker.Usage{InputTokens: 10, Model: "gpt-9"})
 	d := w.Check()
 	require.True(t, d.Allow)

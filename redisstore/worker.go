@@ -107,8 +107,8 @@ func New(cfg Config) (*Worker, error) {
 		localCfg: localConfig(cfg.Breaker),
 		fullCfg:  cfg.Breaker,
 		classify: cfg.Breaker.Classify,
-		patterns: cfg.Breaker.LimitPatterns,
-		prices:   cfg.Breaker.Prices,
+		patterns: cfg.Breaker.Limits.Patterns,
+		prices:   cfg.Breaker.Spend.Prices,
 	}
 	if w.prices == nil {
 		w.prices = loopbreaker.DefaultPrices()
@@ -366,7 +366,7 @@ func (w *Worker) record(it loopbreaker.Iteration, outcome loopbreaker.Outcome) b
 	case loopbreaker.Failure:
 		text := it.Err.Error()
 		fp, code = loopbreaker.Fingerprint(text), "f"
-		if w.cfg.Breaker.MaxErrorSamples >= 0 {
+		if w.cfg.Breaker.Failures.MaxSamples >= 0 {
 			sample = sampleOf(text)
 		}
 	case loopbreaker.Neutral:

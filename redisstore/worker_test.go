@@ -137,7 +137,7 @@ func TestASuccessOnAnyWorkerEndsTheFailuresInARow(t *testing.T) {
 
 func TestTheSameErrorIsCountedAcrossTheFleet(t *testing.T) {
 	f := newFleet(t)
-	ws := f.workers(5, Config{Breaker: loopbreaker.Config{MaxConsecutiveFailures: -1}})
+	ws := f.workers(5, Config{Breaker: loopbreaker.Config{Failures: loopbreaker.FailureRules{MaxConsecutive: -1}}})
 	for i, w := range ws {
 		w.Record(loopbreaker.Iteration{Err: fmt.Errorf("open /tmp/build-%d/out.json: no such file or directory", 1000+i)})
 		if i < 4 {
@@ -158,7 +158,7 @@ func TestTheSameErrorIsCountedAcrossTheFleet(t *testing.T) {
 func TestSixtyFourWorkersGetExactlyOneProbePerCooldown(t *testing.T) {
 	f := newFleet(t)
 	const workers, cycles = 64, 3
-	cfg := Config{Breaker: loopbreaker.Config{MaxConsecutiveFailures: 1, Cooldown: 200 * time.Millisecond}}
+	cfg := Config{Breaker: loopbreaker.Config{Failures: loopbreaker.FailureRules{MaxConsecutive: 1}, Cooldown: 200 * time.Millisecond}}
 	ws := f.workers(workers, cfg)
 	ws[0].RecordFailure("the shared tool is down")
 	require.Equal(t, loopbreaker.Open, ws[0].State())
@@ -205,7 +205,7 @@ func TestSixtyFourWorkersGetExactlyOneProbePerCooldown(t *testing.T) {
 
 func TestFourHundredAttemptsAgainstABudgetOfAHundredAllowExactlyAHundred(t *testing.T) {
 	f := newFleet(t)
-	ws := f.workers(64, Config{Breaker: loopbreaker.Config{MaxCallsPerHour: 100}})
+	ws := f.workers(64, Config{Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCallsPerHour: 100}}})
 	var attempts, allowed, budgetRefusals atomic.Int32
 	var wg sync.WaitGroup
 	for _, w := range ws {
@@ -236,7 +236,7 @@ func TestFourHundredAttemptsAgainstABudgetOfAHundredAllowExactlyAHundred(t *test
 
 func TestAnIterationsCallsBeyondTheReservedOneCount(t *testing.T) {
 	f := newFleet(t)
-	w := f.worker("a", Config{Breaker: loopbreaker.Config{MaxCallsPerHour: 10}})
+	w := f.worker("a", Config{Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCallsPerHour: 10}}})
 	d := w.Check()
 	require.True(t, d.Allow)
 	assert.Equal(t, loopbreaker.Budget{Limit: 10, Used: 1}, d.Budget, "Check reserves the iteration's call")
@@ -314,7 +314,7 @@ func TestAWorkersOwnSignalStopsTheWholeFleet(t *testing.T) {
 
 func TestAProbeWhoseWorkerDiedIsLost(t *testing.T) {
 	f := newFleet(t)
-	cfg := Config{ProbeLease: 100 * time.Millisecond, Breaker: loopbreaker.Config{MaxConsecutiveFailures: 1, Cooldown: 50 * time.Millisecond}}
+	cfg := Config{ProbeLease: 100 * time.Millisecond, Breaker: loopbreaker.Config{Failures: loopbreaker.FailureRules{MaxConsecutive: 1}, Cooldown: 50 * time.Millisecond}}
 	dead, alive := f.worker("dead", cfg), f.worker("alive", cfg)
 	dead.RecordFailure("boom")
 	require.Eventually(t, func() bool { return dead.Check().Probe }, 5*time.Second, 5*time.Millisecond)
@@ -333,7 +333,7 @@ func TestAProbeWhoseWorkerDiedIsLost(t *testing.T) {
 
 func TestANeutralProbeGivesTheProbeBack(t *testing.T) {
 	f := newFleet(t)
-	cfg := Config{Breaker: loopbreaker.Config{MaxConsecutiveFailures: 1, Cooldown: 50 * time.Millisecond}}
+	cfg := Config{Breaker: loopbreaker.Config{Failures: loopbreaker.FailureRules{MaxConsecutive: 1}, Cooldown: 50 * time.Millisecond}}
 	a, b := f.worker("a", cfg), f.worker("b", cfg)
 	a.RecordFailure("boom")
 	require.Eventually(t, func() bool { return a.Check().Probe }, 5*time.Second, 5*time.Millisecond)
@@ -346,7 +346,7 @@ func TestANeutralProbeGivesTheProbeBack(t *testing.T) {
 func TestKeysExpireWhenIdleAndNeverWhileOpen(t *testing.T) {
 	f := newFleet(t)
 	ctx := context.Background()
-	w := f.worker("a", Config{IdleTTL: 2 * time.Hour, Breaker: loopbreaker.Config{MaxCallsPerHour: 10}})
+	w := f.worker("a", Config{IdleTTL: 2 * time.Hour, Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCallsPerHour: 10}}})
 	require.True(t, w.Check().Allow)
 	w.RecordFailure("boom")
 	for _, k := range keysOf(f.name)[:3] {

@@ -57,7 +57,7 @@ type Meter interface {
 // the model that OpenAI (chat completions, responses), Anthropic
 // (messages) and Gemini (generateContent) put in it, streamed or not, and
 // reports it (m.AddUsage) when the body ends or is closed: the meter
-// prices it with its [loopbreaker.Config.Prices], so that a dollar cap
+// prices it with its [loopbreaker.Config.Spend.Prices], so that a dollar cap
 // holds.
 //
 // A response that is a provider limit (a 429 with Retry-After or the

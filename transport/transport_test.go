@@ -217,7 +217,7 @@ func TestTransportCountsRetriesAsCalls(t *testing.T) {
 		_, _ = io.WriteString(w, openAIChatBody)
 	}))
 	defer srv.Close()
-	cb, _ := newBreaker(t, loopbreaker.Config{MaxCallsPerHour: 10})
+	cb, _ := newBreaker(t, loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCallsPerHour: 10}})
 	client := &http.Client{Transport: transport.New(cb, nil)}
 	for range 3 { // the SDK retrying
 		resp, err := client.Get(srv.URL)
@@ -257,7 +257,7 @@ func ExampleNew() {
 	}))
 	defer api.Close()
 
-	cb, _ := loopbreaker.New(loopbreaker.Config{MaxCallsPerHour: 100})
+	cb, _ := loopbreaker.New(loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCallsPerHour: 100}})
 	// With openai-go or anthropic-sdk-go:
 	//   client := openai.NewClient(option.WithHTTPClient(&http.Client{Transport: transport.New(cb, nil)}))
 	httpClient := &http.Client{Transport: transport.New(cb, nil)}
@@ -314,7 +314,7 @@ func BenchmarkTransport(b *testing.B) {
 // limit in force before the host records anything, so every Check waits
 // it out.
 func TestTransportFeedsTheSpendAndTheProviderLimit(t *testing.T) {
-	cb, clock := newBreaker(t, loopbreaker.Config{MaxTokens: 1000})
+	cb, clock := newBreaker(t, loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxTokens: 1000}})
 	client := &http.Client{Transport: transport.New(cb, nil)}
 
 	fetch(t, client, serve(t, http.StatusOK, map[string]string{"Content-Type": "text/event-stream"}, anthropicStreamBody).URL)
@@ -413,7 +413,7 @@ func TestADollarCapTripsOnTheUsageTheTransportReads(t *testing.T) {
 	body := `{"type":"message","model":"claude-sonnet-4-5-20250929","content":[{"type":"text","text":"ok"}],` +
 		`"usage":{"input_tokens":1000,"output_tokens":500}}`
 	srv := serve(t, http.StatusOK, nil, body)
-	b, _ := newBreaker(t, loopbreaker.Config{MaxCostUSD: 0.02})
+	b, _ := newBreaker(t, loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCostUSD: 0.02}})
 	client := &http.Client{Transport: transport.New(b, nil)}
 	fetch(t, client, srv.URL)
 	d := b.Check()
@@ -428,7 +428,7 @@ func TestADollarCapTripsOnTheUsageTheTransportReads(t *testing.T) {
 
 	own := loopbreaker.DefaultPrices()
 	own["claude-sonnet-4-5"] = loopbreaker.Price{Input: 1, Output: 1}
-	b, _ = newBreaker(t, loopbreaker.Config{MaxCostUSD: 0.02, Prices: own})
+	b, _ = newBreaker(t, loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCostUSD: 0.02, Prices: own}})
 	b.AddUsage(loopbreaker.Usage{InputTokens: 1000, OutputTokens: 500, Model: "claude-sonnet-4-5-20250929"})
 	assert.InDelta(t, 0.0015, b.Stats().Spend.Total.CostUSD, 1e-12)
 }

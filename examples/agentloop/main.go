@@ -137,7 +137,7 @@ func run(args []string, out io.Writer) error {
 	}
 
 	fmt.Fprintf(out, "scenario %s, preset %s: trip after %s consecutive failures, the same error %s times or %s iterations without progress; cooldown %s\n\n",
-		*scenario, preset, threshold(cfg.MaxConsecutiveFailures), threshold(cfg.MaxSameErrorCount), threshold(cfg.NoProgressThreshold), cfg.Cooldown)
+		*scenario, preset, threshold(cfg.Failures.MaxConsecutive), threshold(cfg.Failures.MaxSameError), threshold(cfg.Progress.MaxNoProgress), cfg.Cooldown)
 	fmt.Fprintf(out, "%4s  %-8s  %-9s  %6s  %5s  %6s  %10s  %-11s  %s\n", "iter", "time", "state", "consec", "total", "unique", "noprogress", "fingerprint", "outcome")
 
 	var stop error // why the loop stopped early, if it did

@@ -63,7 +63,7 @@ func main() {
 func breakerConfig(maxCostUSD float64) loopbreaker.Config {
 	cfg, _ := loopbreaker.Preset("tool-steps")
 	cfg.MaxConsecutiveOpens = 3
-	cfg.MaxCostUSD = maxCostUSD
+	cfg.Spend.MaxCostUSD = maxCostUSD
 	return cfg
 }
 

@@ -139,7 +139,7 @@ func setupWith(t *testing.T, script []turn, tools Tools, maxCostUSD float64, opt
 	clock := &fakeClock{now: start}
 	cfg := breakerConfig(maxCostUSD)
 	cfg.Now, cfg.Sleep = clock.Now, clock.Sleep
-	cfg.MaxCallsPerHour = 100
+	cfg.Spend.MaxCallsPerHour = 100
 	cb, err := loopbreaker.New(cfg)
 	require.NoError(t, err)
 	a := newAgent(cb, tools, "gpt-4.1-mini", append([]option.RequestOption{option.WithBaseURL(srv.URL), option.WithAPIKey("test-key")}, opts...)...)

@@ -37,10 +37,10 @@ func TestAliasesSetTheirFlags(t *testing.T) {
 		want func(c loopbreaker.Config) int
 		is   int
 	}{
-		{[]string{"--calls", "50"}, func(c loopbreaker.Config) int { return c.MaxCallsPerHour }, 50},
-		{[]string{"--rate-limit", "40"}, func(c loopbreaker.Config) int { return c.MaxCallsPerHour }, 40},
-		{[]string{"--circuit-breaker-failures", "2"}, func(c loopbreaker.Config) int { return c.MaxConsecutiveFailures }, 2},
-		{[]string{"--circuit-breaker-errors", "7"}, func(c loopbreaker.Config) int { return c.MaxSameErrorCount }, 7},
+		{[]string{"--calls", "50"}, func(c loopbreaker.Config) int { return c.Spend.MaxCallsPerHour }, 50},
+		{[]string{"--rate-limit", "40"}, func(c loopbreaker.Config) int { return c.Spend.MaxCallsPerHour }, 40},
+		{[]string{"--circuit-breaker-failures", "2"}, func(c loopbreaker.Config) int { return c.Failures.MaxConsecutive }, 2},
+		{[]string{"--circuit-breaker-errors", "7"}, func(c loopbreaker.Config) int { return c.Failures.MaxSameError }, 7},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
 			fs, s := newSet(t)
@@ -77,17 +77,17 @@ func TestLayersStackUnderTheCommandLine(t *testing.T) {
 	require.NoError(t, s.Apply(env, file, ralphrc))
 	cfg, err := s.Config()
 	require.NoError(t, err)
-	assert.Equal(t, 9, cfg.MaxConsecutiveFailures, "the flag")
-	assert.Equal(t, 7, cfg.NoProgressThreshold, "LOOPRUN_ wins over CB_ in the environment, and over the file")
-	assert.Equal(t, 40, cfg.OutputDeclinePercent, "the environment's CB_ wins over .ralphrc")
-	assert.Equal(t, 6, cfg.MaxSameErrorCount, "the file")
-	assert.Equal(t, 60, cfg.MaxCallsPerHour, "the file's alias wins over .ralphrc")
-	assert.Equal(t, 4, cfg.MaxSameErrorInARow, ".ralphrc")
+	assert.Equal(t, 9, cfg.Failures.MaxConsecutive, "the flag")
+	assert.Equal(t, 7, cfg.Progress.MaxNoProgress, "LOOPRUN_ wins over CB_ in the environment, and over the file")
+	assert.Equal(t, 40, cfg.Progress.OutputDeclinePercent, "the environment's CB_ wins over .ralphrc")
+	assert.Equal(t, 6, cfg.Failures.MaxSameError, "the file")
+	assert.Equal(t, 60, cfg.Spend.MaxCallsPerHour, "the file's alias wins over .ralphrc")
+	assert.Equal(t, 4, cfg.Failures.MaxSameErrorInARow, ".ralphrc")
 	assert.Equal(t, 30*time.Minute, cfg.Cooldown, ".ralphrc, in minutes")
 	assert.Equal(t, "true", fs.Lookup("commit").Value.String(), "a settable flag that is no threshold")
 	autonomous, err := loopbreaker.Preset("autonomous")
 	require.NoError(t, err)
-	assert.Equal(t, autonomous.DoneSignalThreshold, cfg.DoneSignalThreshold, "the preset's, set by nobody")
+	assert.Equal(t, autonomous.Progress.DoneSignals, cfg.Progress.DoneSignals, "the preset's, set by nobody")
 
 	assert.Equal(t, "flag", s.Origin("failures"))
 	assert.Equal(t, "LOOPRUN_NO_PROGRESS", s.Origin("no-progress"))
@@ -133,7 +133,7 @@ func TestWithinALayerTheLastSettingWins(t *testing.T) {
 	require.NoError(t, s.Apply(file))
 	cfg, err := s.Config()
 	require.NoError(t, err)
-	assert.Equal(t, 5, cfg.MaxConsecutiveFailures)
+	assert.Equal(t, 5, cfg.Failures.MaxConsecutive)
 }
 
 // .ralphrc is a shell file: looprun reads its assignments as the shell

@@ -52,55 +52,55 @@ func defaultHelp(what string, def any) string {
 
 // thresholds are the flags, in the order -help lists them.
 var thresholds = []threshold{
-	{"failures", defaultHelp("consecutive failures that open the circuit", loopbreaker.DefaultMaxConsecutiveFailures),
-		intFlag(func(c *loopbreaker.Config) *int { return &c.MaxConsecutiveFailures }),
+	{"failures", defaultHelp("consecutive failures that open the circuit", loopbreaker.DefaultConfig().Failures.MaxConsecutive),
+		intFlag(func(c *loopbreaker.Config) *int { return &c.Failures.MaxConsecutive }),
 		func(c *loopbreaker.Config) string {
-			return showInt(c.MaxConsecutiveFailures, loopbreaker.DefaultMaxConsecutiveFailures, "")
+			return showInt(c.Failures.MaxConsecutive, loopbreaker.DefaultConfig().Failures.MaxConsecutive, "")
 		},
 		[]alias{{"circuit-breaker-failures", "ralph-starter"}}},
-	{"same-errors", defaultHelp("times one error may be seen before the circuit opens", loopbreaker.DefaultMaxSameErrorCount),
-		intFlag(func(c *loopbreaker.Config) *int { return &c.MaxSameErrorCount }),
+	{"same-errors", defaultHelp("times one error may be seen before the circuit opens", loopbreaker.DefaultConfig().Failures.MaxSameError),
+		intFlag(func(c *loopbreaker.Config) *int { return &c.Failures.MaxSameError }),
 		func(c *loopbreaker.Config) string {
-			return showInt(c.MaxSameErrorCount, loopbreaker.DefaultMaxSameErrorCount, "")
+			return showInt(c.Failures.MaxSameError, loopbreaker.DefaultConfig().Failures.MaxSameError, "")
 		},
 		[]alias{{"circuit-breaker-errors", "ralph-starter"}}},
 	{"same-errors-in-a-row", "the same error this many times in a row opens the circuit (not given: the preset's; 0 or negative: off)",
-		intFlag(func(c *loopbreaker.Config) *int { return &c.MaxSameErrorInARow }),
-		func(c *loopbreaker.Config) string { return showInt(c.MaxSameErrorInARow, 0, "") }, nil},
-	{"no-progress", defaultHelp("iterations without progress that open the circuit", loopbreaker.DefaultNoProgressThreshold),
-		intFlag(func(c *loopbreaker.Config) *int { return &c.NoProgressThreshold }),
+		intFlag(func(c *loopbreaker.Config) *int { return &c.Failures.MaxSameErrorInARow }),
+		func(c *loopbreaker.Config) string { return showInt(c.Failures.MaxSameErrorInARow, 0, "") }, nil},
+	{"no-progress", defaultHelp("iterations without progress that open the circuit", loopbreaker.DefaultConfig().Progress.MaxNoProgress),
+		intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.MaxNoProgress }),
 		func(c *loopbreaker.Config) string {
-			return showInt(c.NoProgressThreshold, loopbreaker.DefaultNoProgressThreshold, "")
+			return showInt(c.Progress.MaxNoProgress, loopbreaker.DefaultConfig().Progress.MaxNoProgress, "")
 		}, nil},
-	{"output-decline", defaultHelp("output decline in percent that opens the circuit", loopbreaker.DefaultOutputDeclinePercent),
-		intFlag(func(c *loopbreaker.Config) *int { return &c.OutputDeclinePercent }),
+	{"output-decline", defaultHelp("output decline in percent that opens the circuit", loopbreaker.DefaultConfig().Progress.OutputDeclinePercent),
+		intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.OutputDeclinePercent }),
 		func(c *loopbreaker.Config) string {
-			return showInt(c.OutputDeclinePercent, loopbreaker.DefaultOutputDeclinePercent, "%")
+			return showInt(c.Progress.OutputDeclinePercent, loopbreaker.DefaultConfig().Progress.OutputDeclinePercent, "%")
 		}, nil},
-	{"permission-denials", defaultHelp("iterations in a row with permission denials that open the circuit", loopbreaker.DefaultPermissionDenialThreshold),
-		intFlag(func(c *loopbreaker.Config) *int { return &c.PermissionDenialThreshold }),
+	{"permission-denials", defaultHelp("iterations in a row with permission denials that open the circuit", loopbreaker.DefaultConfig().Progress.MaxPermissionDenials),
+		intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.MaxPermissionDenials }),
 		func(c *loopbreaker.Config) string {
-			return showInt(c.PermissionDenialThreshold, loopbreaker.DefaultPermissionDenialThreshold, "")
+			return showInt(c.Progress.MaxPermissionDenials, loopbreaker.DefaultConfig().Progress.MaxPermissionDenials, "")
 		}, nil},
-	{"done-signals", defaultHelp("done signals in a row that complete the loop", loopbreaker.DefaultDoneSignalThreshold),
-		intFlag(func(c *loopbreaker.Config) *int { return &c.DoneSignalThreshold }),
+	{"done-signals", defaultHelp("done signals in a row that complete the loop", loopbreaker.DefaultConfig().Progress.DoneSignals),
+		intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.DoneSignals }),
 		func(c *loopbreaker.Config) string {
-			return showInt(c.DoneSignalThreshold, loopbreaker.DefaultDoneSignalThreshold, "")
+			return showInt(c.Progress.DoneSignals, loopbreaker.DefaultConfig().Progress.DoneSignals, "")
 		}, nil},
-	{"cooldown", fmt.Sprintf("how long the circuit stays open before one probe (not given: the preset's; 0: the library's default, %s)", loopbreaker.DefaultCooldown),
+	{"cooldown", fmt.Sprintf("how long the circuit stays open before one probe (not given: the preset's; 0: the library's default, %s)", loopbreaker.DefaultConfig().Cooldown),
 		func(fs *flag.FlagSet, name, help string) func(*loopbreaker.Config) {
 			v := fs.Duration(name, 0, help)
 			return func(cfg *loopbreaker.Config) { cfg.Cooldown = *v }
 		},
 		func(c *loopbreaker.Config) string {
 			if c.Cooldown == 0 {
-				return loopbreaker.DefaultCooldown.String()
+				return loopbreaker.DefaultConfig().Cooldown.String()
 			}
 			return c.Cooldown.String()
 		}, nil},
 	{"calls-per-hour", "call budget per rolling hour, one call per iteration (not given: the preset's; 0 or negative: no budget)",
-		intFlag(func(c *loopbreaker.Config) *int { return &c.MaxCallsPerHour }),
-		func(c *loopbreaker.Config) string { return showInt(c.MaxCallsPerHour, 0, "") },
+		intFlag(func(c *loopbreaker.Config) *int { return &c.Spend.MaxCallsPerHour }),
+		func(c *loopbreaker.Config) string { return showInt(c.Spend.MaxCallsPerHour, 0, "") },
 		[]alias{{"calls", "ralph-claude-code"}, {"rate-limit", "ralph-starter"}}},
 }
 

@@ -38,16 +38,16 @@ func TestFlagsGivenWinOverThePreset(t *testing.T) {
 	}{
 		{"no flags: the preset", []string{"-preset", "migration-safety"}, func(*loopbreaker.Config) {}, migration},
 		{"a threshold over the preset", []string{"-preset", "migration-safety", "-failures", "4"},
-			func(c *loopbreaker.Config) { c.MaxConsecutiveFailures = 4 }, migration},
+			func(c *loopbreaker.Config) { c.Failures.MaxConsecutive = 4 }, migration},
 		{"negative: off", []string{"-preset", "migration-safety", "-same-errors", "-1"},
-			func(c *loopbreaker.Config) { c.MaxSameErrorCount = -1 }, migration},
+			func(c *loopbreaker.Config) { c.Failures.MaxSameError = -1 }, migration},
 		{"explicit zero: the library's default", []string{"-preset", "autonomous", "-cooldown", "0"},
 			func(c *loopbreaker.Config) { c.Cooldown = 0 }, autonomous},
 		{"every threshold", []string{"-same-errors-in-a-row", "2", "-no-progress", "5", "-output-decline", "50",
 			"-done-signals", "3", "-cooldown", "1m", "-calls-per-hour", "40"},
 			func(c *loopbreaker.Config) {
-				c.MaxSameErrorInARow, c.NoProgressThreshold, c.OutputDeclinePercent = 2, 5, 50
-				c.DoneSignalThreshold, c.Cooldown, c.MaxCallsPerHour = 3, time.Minute, 40
+				c.Failures.MaxSameErrorInARow, c.Progress.MaxNoProgress, c.Progress.OutputDeclinePercent = 2, 5, 50
+				c.Progress.DoneSignals, c.Cooldown, c.Spend.MaxCallsPerHour = 3, time.Minute, 40
 			}, loopbreaker.DefaultConfig()},
 	}
 	for _, c := range cases {

@@ -128,7 +128,7 @@ func TestClaudeCodeRateLimitIsWaitedOut(t *testing.T) {
 	for _, d := range p.clock.slept {
 		waited += d
 	}
-	assert.Equal(t, loopbreaker.DefaultProviderThrottleWait, waited, "a throttle without a reset time: 5 minutes, on looprun's clock")
+	assert.Equal(t, loopbreaker.DefaultConfig().Limits.ThrottleWait, waited, "a throttle without a reset time: 5 minutes, on looprun's clock")
 }
 
 // pricedTurn is a turn that costs $0.45 at claude-sonnet-4-5's list

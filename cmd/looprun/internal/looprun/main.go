@@ -214,7 +214,7 @@ func parseFlags(args []string, environ []string, stderr io.Writer, opts Options)
 	fs.BoolVar(&o.commit, "commit", false, "in a git repository, commit the changes of each successful iteration (git add -A; never with a failing -check)")
 	fs.BoolVar(&o.quiet, "quiet", false, "do not show the command's output (it is still logged)")
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout when the loop ends; everything else goes to stderr")
-	fs.IntVar(&o.maxOpens, "max-opens", loopbreaker.DefaultMaxConsecutiveOpens, "give up (exit 3) once the circuit has opened this often in a row without recovering, instead of probing again (0: never)")
+	fs.IntVar(&o.maxOpens, "max-opens", loopbreaker.DefaultConfig().MaxConsecutiveOpens, "give up (exit 3) once the circuit has opened this often in a row without recovering, instead of probing again (0: never)")
 	fs.BoolVar(&o.autoReset, "auto-reset", false, "at start, close a circuit that a cooldown would end, without waiting (not one a person or lost files hold open)")
 	thresholds.RegisterAliases()
 	thresholds.Alias("validate", "check", "ralph-starter")
@@ -292,7 +292,7 @@ func parseFlags(args []string, environ []string, stderr io.Writer, opts Options)
 	if len(o.argv) == 0 && thresholds.Origin("max-iterations") == "" {
 		o.maxIterations = 20 // the simulated agent would go on for ever
 	}
-	cfg.MaxCostUSD, cfg.MaxTokens = o.maxCost, o.maxTokens
+	cfg.Spend.MaxCostUSD, cfg.Spend.MaxTokens = o.maxCost, o.maxTokens
 	cfg.MaxConsecutiveOpens = o.maxOpens
 	if o.maxOpens == 0 {
 		cfg.MaxConsecutiveOpens = -1 // never give up
