@@ -154,7 +154,7 @@ func scoreCorpus(records []fieldText) corpusScore {
 			}
 		}
 		if len(wrong) > 0 {
-			s.misses = append(s.misses, fmt.Sprintf("line %d %s %s: %s (%s)", r.line, r.source, r.kind, strings.Join(wrong, ", "), l.Why))
+			s.misses = append(s.misses, fmt.Sprintf("line %d %s %s: %s (%s) %s", r.line, r.source, r.kind, strings.Join(wrong, ", "), l.Why, r.url))
 		}
 	}
 	return s
@@ -196,8 +196,11 @@ func TestFieldCorpusIsRecognised(t *testing.T) {
 }
 
 // The figures the corpus must keep: a change that recognises less fails.
+// Every reset within a minute and no look-alike taken for a limit, as the
+// recognition was built to; 95% of the kinds, as a rule added for one
+// tool's new wording may cost another's.
 const (
-	corpusKindsFloor      = 0.54
-	corpusResetsMissed    = 25
-	corpusLookalikesTaken = 1
+	corpusKindsFloor      = 0.95
+	corpusResetsMissed    = 0
+	corpusLookalikesTaken = 0
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"reflect"
+	"sync"
 	"time"
 )
 
@@ -148,7 +149,7 @@ func httpFields(e error) (status int, resp *http.Response) {
 		}
 		v = v.Elem()
 	}
-	if v.Kind() != reflect.Struct {
+	if v.Kind() != reflect.Struct || !mayExposeHTTP(v.Type()) {
 		return 0, nil
 	}
 	field := func(name string) (reflect.Value, bool) {
@@ -169,6 +170,28 @@ func httpFields(e error) (status int, resp *http.Response) {
 		}
 	}
 	return status, resp
+}
+
+// typesExposingHTTP caches, for each struct type httpFields meets, whether
+// it has a field StatusCode, Response or RawResponse at all. Most errors
+// have none, and looking their fields up on every failed iteration would
+// cost more than the rest of FromError. The cache holds one entry a type.
+var typesExposingHTTP sync.Map
+
+// mayExposeHTTP reports whether the struct type t has a field httpFields
+// reads.
+func mayExposeHTTP(t reflect.Type) bool {
+	if has, ok := typesExposingHTTP.Load(t); ok {
+		return has.(bool)
+	}
+	has := false
+	for _, name := range []string{"StatusCode", "Response", "RawResponse"} {
+		if _, ok := t.FieldByName(name); ok {
+			has = true
+		}
+	}
+	typesExposingHTTP.Store(t, has)
+	return has
 }
 
 // errorText is err.Error(), or "" when it panics: the Stainless SDKs'
