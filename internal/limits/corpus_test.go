@@ -27,9 +27,11 @@ type fieldText struct {
 var corpusKinds = map[string]bool{"wait": true, "throttle": true, "stop": true, "none": true}
 
 // readCorpus parses testdata/corpus.txt.
-func readCorpus(t testing.TB) []fieldText {
+func readCorpus(t testing.TB) []fieldText { return readCorpusFile(t, "testdata/corpus.txt") }
+
+func readCorpusFile(t testing.TB, name string) []fieldText {
 	t.Helper()
-	f, err := os.Open("testdata/corpus.txt")
+	f, err := os.Open(name)
 	require.NoError(t, err)
 	defer f.Close()
 

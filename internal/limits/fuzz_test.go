@@ -29,6 +29,14 @@ var fuzzSeeds = []string{
 	`{"type":"user","message":{"content":[{"type":"tool_result","content":"You've hit your limit"}]}}`,
 	`You have reached your specified API usage limits. You will regain access on 2026-02-01 at 00:00 UTC.`,
 	"Error 429, Message: x, Status: RESOURCE_EXHAUSTED, Details: [map[retryDelay:37s]]",
+	"Usage limit reached for gemini-3-flash-preview. Access resets at 10:57 PM GMT-3.",
+	"You've hit your usage limit. Upgrade your plan to continue, or try again at 10 de jul. de 2026, 11:52.",
+	"API Error (529 {\"type\":\"error\",\"error\":{\"type\":\"overload     ed_error\"}}) · Retrying in 4 seconds… (attempt 4/10)",
+	"[DEBUG] Output: You've hit your limit · resets 5pm (Europe/Vilnius)",
+	`{"error":{"message":"Rate limit exceeded: free-models-per-day","type":"rate_limit_error"}}` + "\nRetrying in 26 seconds",
+	"npm ERR! 429 Too Many Requests - GET https://registry.npmjs.org/aws4",
+	"You have exhausted your capacity on this model. Your quota will reset after 161h39m41s.",
+	"* Quota exceeded for metric: x, limit: 0, model: y\nPlease retry in 11.665902715s.",
 }
 
 // fuzzNows are the times fuzzed texts are read against: the tests' own,

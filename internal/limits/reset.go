@@ -242,7 +242,7 @@ var whenRE = regexp.MustCompile(`(?i)^` +
 	`|(?P<iso>\d{4}-\d{2}-\d{2})(?:\s+at\s+|\s+|T)` +
 	`|(?P<pday>\d{1,2})\s+de\s+(?P<pmonth>[a-z]{3})[a-z]*\.?\s+de\s+(?P<pyear>\d{4}),?\s+)?` +
 	`(?P<hour>\d{1,2})(?::(?P<min>\d{2}))?(?::\d{2})?(?:\s*(?P<ampm>[ap]\.?\s?m\b\.?))?` +
-	`(?:\s*\((?P<zone>[A-Za-z][A-Za-z0-9_+\-/]{0,63})\)|\s*\b(?P<zword>UTC|GMT)\b)?`)
+	`(?:\s*\((?P<zone>[A-Za-z][A-Za-z0-9_+\-/]{0,63})\)|\s*\b(?P<zword>UTC|GMT)(?P<zoff>[+-]\d{1,2}(?::?\d{2})?)?\b)?`)
 
 var weekdays = map[string]time.Weekday{
 	"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday,
@@ -305,6 +305,12 @@ func parseWhen(s string, now time.Time) when {
 			return when{named: true} // a zone this machine does not know
 		}
 		loc = l
+	case g("zoff") != "":
+		off, ok := zoneOffset(g("zoff"))
+		if !ok {
+			return when{named: true}
+		}
+		loc = time.FixedZone(g("zword")+g("zoff"), off)
 	case g("zword") != "":
 		loc = time.UTC
 	}
@@ -361,6 +367,31 @@ func parseWhen(s string, now time.Time) when {
 		t = at(local.Year(), local.Month(), local.Day()+1)
 	}
 	return usable(t, now)
+}
+
+// zoneOffset reads an offset from UTC as "GMT-3" and "UTC+05:30" write it
+// after the zone's name, in seconds east of UTC.
+func zoneOffset(s string) (int, bool) {
+	sign := 1
+	if s[0] == '-' {
+		sign = -1
+	}
+	hm := strings.ReplaceAll(s[1:], ":", "")
+	h, m := hm, ""
+	if len(hm) > 2 {
+		h, m = hm[:len(hm)-2], hm[len(hm)-2:]
+	}
+	hours, err := strconv.Atoi(h)
+	if err != nil || hours > 14 {
+		return 0, false
+	}
+	minutes := 0
+	if m != "" {
+		if minutes, err = strconv.Atoi(m); err != nil || minutes > 59 {
+			return 0, false
+		}
+	}
+	return sign * (hours*3600 + minutes*60), true
 }
 
 // units are the duration words parseDuration knows, singular and plural,

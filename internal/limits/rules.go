@@ -103,6 +103,10 @@ var rules = append([]rule{
 		kind: Wait, lead: true, open: true, needs: []string{"claude", "reached"}},
 	{re: re(`\byou\s+have\s+exhausted\s+your\s+(?:capacity|daily\s+quota)`),
 		kind: Wait, needs: []string{"exhausted"}},
+	{re: re(`\byou\s+have\s+reached\s+your\s+daily\s+(?:[\w.-]+\s+)?quota\s+limit`),
+		kind: Wait, lead: true, needs: []string{"daily", "quota"}},
+	{re: re(`\busage\s+limit\s+reached\s+for\s+[\w.-]+`),
+		kind: Wait, lead: true, needs: []string{"limit", "reached"}},
 
 	// Rate and capacity throttles, as their tools write them.
 	{re: re(`\brequest\s+rejected\s+\(429\)`),
@@ -133,6 +137,8 @@ var rules = append([]rule{
 		kind: Wait, throttle: true, needs: []string{"demand"}},
 	{re: re(`\b(?:rate\s+limiting|slow\s+response\s+times)\s+detected`),
 		kind: Wait, throttle: true, needs: []string{"detected"}},
+	{re: re(`\bautomatically\s+switching\s+from\s+\S+\s+to\s+\S+`),
+		kind: Wait, throttle: true, needs: []string{"switching"}},
 	{re: re(`\btoo\s+many\s+(?:requests|tokens),\s+please\s+wait`),
 		kind: Wait, throttle: true, needs: []string{"many", "wait"}},
 	{re: regexp.MustCompile(`\bStatus:\s+(RESOURCE_EXHAUSTED)\b`),
@@ -247,9 +253,11 @@ func codeField(codes string) string {
 // none, in a message: a request too large for the model's context or its
 // per-minute budget (waiting does not help, the request must change); a
 // test's failure about rate limiting (the code under test, not the
-// provider); documentation that explains an error (Cause: ... Solution:).
-// They overrule a message's weak signs.
-var lookalikeRE = re(`request\s+too\s+large|prompt\s+is\s+too\s+long|context[\s_](?:window|length|limit)|maximum\s+(?:context|prompt)\s+length|max_tokens:\s*\d|exceeds?\s+the\s+model\s+limit|model\s+token\s+limit|token\s+limit\s+exceeded|---\s+FAIL|_test\.go:\d|AssertionError|\bgot\b[^\n]{0,80}\bwant\b|\bcause:\s[^\n]*\bsolution:\s`)
+// provider); documentation that explains an error (Cause: ... Solution:);
+// the rate limit of a package registry or of GitHub, which an agent's
+// build or tool met, not the model's provider. They overrule a message's
+// weak signs.
+var lookalikeRE = re(`request\s+too\s+large|prompt\s+is\s+too\s+long|context[\s_](?:window|length|limit)|maximum\s+(?:context|prompt)\s+length|max_tokens:\s*\d|exceeds?\s+the\s+model\s+limit|model\s+token\s+limit|token\s+limit\s+exceeded|---\s+FAIL|_test\.go:\d|AssertionError|\bgot\b[^\n]{0,80}\bwant\b|\bcause:\s[^\n]*\bsolution:\s|npm\s+ERR!|registry\.npmjs\.org|registry\.yarnpkg\.com|pypi\.org|files\.pythonhosted\.org|crates\.io|proxy\.golang\.org|api\.github\.com|docker\.io`)
 
 // dailyRE finds a quota of a day in a message whose sign is a throttle:
 // Gemini's "Gemini 2.5 Pro Requests per day per user per tier" and
@@ -264,7 +272,7 @@ var zeroQuotaRE = re(`\blimit:\s*0\b|quota_limit_value"?\s+value:\s*"0"`)
 
 // leads reports whether the match at text[at:] leads its line (see
 // rule.lead): before it on its line stands nothing but decoration (a
-// bullet, a box, a timestamp, digits), a label that ends in a colon ("API
+// bullet, a box, a timestamp, digits: no word), a label that ends in a colon ("API
 // Error:", "Error: 402", "[DEBUG] Output:", "Agent ... failed: ... API
 // Error:"), or the opening quote of a JSON or dict field that holds the
 // message ("message": "). Prose that quotes a message ("The docs say:
@@ -274,7 +282,7 @@ func leads(text string, at int) bool {
 	start := from + strings.LastIndexByte(text[from:at], '\n') + 1
 	p := strings.TrimRight(text[start:at], " \t")
 	switch {
-	case !hasLetter(p):
+	case !hasWord(p):
 		return true
 	case opensField(p):
 		return true
@@ -323,9 +331,16 @@ func opensField(p string) bool {
 	return false
 }
 
-func hasLetter(s string) bool {
+// hasWord reports whether s holds a word: two letters in a row. A single
+// letter is decoration: the T and Z of a timestamp, the ℹ of a notice.
+func hasWord(s string) bool {
+	letters := 0
 	for _, r := range s {
-		if unicode.IsLetter(r) {
+		if !unicode.IsLetter(r) {
+			letters = 0
+			continue
+		}
+		if letters++; letters == 2 {
 			return true
 		}
 	}

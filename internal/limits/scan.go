@@ -332,8 +332,8 @@ func (g sign) finding(now time.Time) finding {
 	}
 	text, rl := g.r.text, g.rule
 	f := finding{kind: rl.kind, why: rl.describe(text, g.m), throttle: rl.throttle}
-	if f.kind == Wait && f.throttle && g.daily {
-		f.throttle = false // a quota of a day: a usage window
+	if f.kind == Wait && f.throttle && rl.weak && g.daily {
+		f.throttle = false // a generic sign whose quota is a day's: a usage window
 	}
 	if f.kind == Wait || rl.capped {
 		end := min(g.next, g.m[0]+maxResetScan)
