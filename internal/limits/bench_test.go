@@ -44,3 +44,19 @@ func BenchmarkFromTextManyMessages(b *testing.B) {
 		FromText(in, now)
 	}
 }
+
+// BenchmarkFromTextNodeStack1KB: a 1 KB Node.js stack trace, no limit: the
+// text of most failed iterations.
+func BenchmarkFromTextNodeStack1KB(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("TypeError: Cannot read properties of undefined (reading 'id')\n")
+	for sb.Len() < 1<<10 {
+		sb.WriteString("    at UserController.show (/home/dev/app/src/controllers/user.ts:42:15)\n")
+	}
+	in := sb.String()[:1<<10]
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		FromText(in, now)
+	}
+}

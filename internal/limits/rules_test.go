@@ -1,6 +1,8 @@
 package limits
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,4 +82,19 @@ func TestResetsAsTheFieldWritesThem(t *testing.T) {
 		{"a Portuguese date", "You've hit your usage limit. Upgrade your plan to continue, or try again at 10 de fev. de 2026, 11:52.", Wait, "2026-02-10T11:52:00+02:00"},
 		{"a client's retry after a throttle", "litellm.RateLimitError: AnthropicException - {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"Number of request tokens has exceeded your per-minute rate limit\"}}\nRetry in 0.7 seconds.", Wait, "2026-01-29T16:29:33+02:00"},
 	})
+}
+
+// Recognition runs on every failed iteration: finding that an error, or a
+// long output, holds no limit allocates nothing.
+func TestFindingNoLimitAllocatesNothing(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("TypeError: Cannot read properties of undefined (reading 'id')\n")
+	for sb.Len() < 1<<20 {
+		sb.WriteString("    at UserController.show (/home/dev/app/src/controllers/user.ts:42:15)\n")
+	}
+	err := errors.New(sb.String()[:1<<10])
+	long := sb.String()
+
+	assert.Zero(t, testing.AllocsPerRun(20, func() { FromError(err, now) }), "a 1 KB error")
+	assert.Zero(t, testing.AllocsPerRun(5, func() { FromText(long, now) }), "a 1 MB output")
 }

@@ -358,7 +358,7 @@ func (g sign) finding(now time.Time) finding {
 // of (anchors), in any case. It is the scanner's pass over the bytes, and
 // must cost little on text that holds none: at each byte it looks up the
 // byte and the next in a table of the pairs of bytes that anchors are
-// keyed by (the "im" of limit, the "uo" of quota: pairs rare in ordinary
+// keyed by (the "mi" of limit, the "qu" of quota: pairs rare in ordinary
 // output), and only where a pair stands compares the words around it.
 func hasAnchor(s string) bool {
 	for i := 0; i+1 < len(s); i++ {
@@ -381,17 +381,17 @@ func hasAnchor(s string) bool {
 
 // anchors are the words hasAnchor looks for, in lower case: every limit
 // message holds one. at is where, in the word, the pair of bytes it is
-// keyed by starts: of the word's pairs, the one rarest in the error output
-// of compilers, test runners and stack traces (internal/errtext's corpus),
-// so that the scan seldom stops: "im" of limit, "uo" of quota, "ov" of
-// overload.
+// keyed by starts: a pair whose first byte is rare in the error output of
+// compilers, test runners and stack traces (the m of limit, the q of
+// quota, the x of exhaust, the v of overload), so that the scan seldom
+// stops, and mispredicts seldom where it does not.
 var anchors = []struct {
 	word string
 	at   int
 }{
-	{"limit", 1}, {"many", 2}, {"demand", 1}, {"quota", 1}, {"exhaust", 1}, {"overload", 0},
-	{"credit", 0}, {"disabled", 2}, {"usage", 1}, {"billing", 0}, {"slow", 0},
-	{"429", 1}, {"529", 1}, {"402", 1},
+	{"limit", 2}, {"many", 0}, {"demand", 2}, {"quota", 0}, {"exhaust", 1}, {"overload", 1},
+	{"credit", 0}, {"disabled", 4}, {"usage", 3}, {"billing", 0}, {"slow ", 3},
+	{"429", 1}, {"529", 1}, {"402", 0},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the
