@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -86,6 +87,40 @@ func FuzzFromText(f *testing.F) {
 			checkLimit(t, FromText(text, n), n)
 		}
 	})
+}
+
+// FuzzHasAnchor: the scan over the bytes finds an anchor where a plain
+// search of the lower-cased text does (the pairs it is keyed by, its
+// tables and its edges are right), so that no limit message is passed
+// over for a fault of the fast path.
+func FuzzHasAnchor(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	for _, s := range []string{"LIMIT", "x429", "Quota", "ExHaUsT", "slow", "slow ", "many", "\xffmi", "lim", "402"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		want := false
+		lower := asciiLower(text)
+		for _, a := range anchors {
+			want = want || strings.Contains(lower, a.word)
+		}
+		if got := hasAnchor(text); got != want {
+			t.Fatalf("hasAnchor(%q) = %v, a plain search says %v", text, got, want)
+		}
+	})
+}
+
+// asciiLower lower-cases the ASCII letters of s, as hasAnchor folds them.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // FuzzFromHTTP: any status, header values and body give a Limit that keeps

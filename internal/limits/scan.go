@@ -445,7 +445,11 @@ func foldAt(s string, i int, word string) bool {
 		return false
 	}
 	for j := 0; j < len(word); j++ {
-		if s[i+j]|0x20 != word[j] {
+		c := s[i+j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != word[j] {
 			return false
 		}
 	}
