@@ -28,7 +28,7 @@ type rule struct {
 	field bool
 	// weak: a generic sign (a 429, "rate limit exceeded", an error code)
 	// that a look-alike's words in the same message overrule: a request
-	// too large for the context, a test's failure (see lookalikeRE).
+	// too large for the context, a test's failure (see lookalikes).
 	weak bool
 	// why is Limit.Why. Empty: the matched text itself. Otherwise, when the
 	// expression has a group, the group's text follows it.
@@ -249,26 +249,57 @@ func codeField(codes string) string {
 	return q + `?(?:type|code|status|reason|error)` + q + `?\s*[:=]\s*` + q + `?(` + codes + `)\b`
 }
 
-// lookalikeRE finds the words of a text that looks like a limit but is
+// lookalikes find the words of a text that looks like a limit but is
 // none, in a message: a request too large for the model's context or its
 // per-minute budget (waiting does not help, the request must change); a
 // test's failure about rate limiting (the code under test, not the
 // provider); documentation that explains an error (Cause: ... Solution:);
 // the rate limit of a package registry or of GitHub, which an agent's
 // build or tool met, not the model's provider. They overrule a message's
-// weak signs.
-var lookalikeRE = re(`request\s+too\s+large|prompt\s+is\s+too\s+long|context[\s_](?:window|length|limit)|maximum\s+(?:context|prompt)\s+length|max_tokens:\s*\d|exceeds?\s+the\s+model\s+limit|model\s+token\s+limit|token\s+limit\s+exceeded|---\s+FAIL|_test\.go:\d|AssertionError|\bgot\b[^\n]{0,80}\bwant\b|\bcause:\s[^\n]*\bsolution:\s|npm\s+ERR!|registry\.npmjs\.org|registry\.yarnpkg\.com|pypi\.org|files\.pythonhosted\.org|crates\.io|proxy\.golang\.org|api\.github\.com|docker\.io`)
+// weak signs. They are in lower case and run on the lower-cased region, as
+// do dailyQuota and zeroQuota, each expression on its own: one alternation of
+// them all, folding case, cost most of the time of reading a region, where
+// each alone starts with a literal text the regexp package looks for
+// first.
+var lookalikes = compileAll(
+	`request\s+too\s+large`, `prompt\s+is\s+too\s+long`, `context[\s_](?:window|length|limit)`,
+	`maximum\s+(?:context|prompt)\s+length`, `max_tokens:\s*\d`, `exceeds?\s+the\s+model\s+limit`,
+	`model\s+token\s+limit`, `token\s+limit\s+exceeded`,
+	`---\s+fail`, `_test\.go:\d`, `assertionerror`, `\bgot\b[^\n]*\bwant\b`,
+	`\bcause:\s[^\n]*\bsolution:\s`,
+	`npm\s+err!`, `registry\.npmjs\.org`, `registry\.yarnpkg\.com`, `pypi\.org`, `files\.pythonhosted\.org`,
+	`crates\.io`, `proxy\.golang\.org`, `api\.github\.com`, `docker\.io`,
+)
 
-// dailyRE finds a quota of a day in a message whose sign is a throttle:
+// dailyQuota finds a quota of a day in a message whose sign is a throttle:
 // Gemini's "Gemini 2.5 Pro Requests per day per user per tier" and
 // GenerateRequestsPerDayPerProjectPerModel, OpenRouter's
 // free-models-per-day. It is a usage window, not a throttle.
-var dailyRE = re(`per[-_ ]?day|\bdaily\b`)
+var dailyQuota = compileAll(`per[-_ ]?day`, `\bdaily\b`)
 
-// zeroQuotaRE finds a quota of zero: Gemini's "limit: 0" and
+// zeroQuota finds a quota of zero: Gemini's "limit: 0" and
 // quota_limit_value "0", when a plan does not include a model at all. No
 // waiting lifts it.
-var zeroQuotaRE = re(`\blimit:\s*0\b|quota_limit_value"?\s+value:\s*"0"`)
+var zeroQuota = compileAll(`\blimit:\s*0\b`, `quota_limit_value"?\s+value:\s*"0"`)
+
+// compileAll compiles each expression (see lookalikes).
+func compileAll(exprs ...string) []*regexp.Regexp {
+	res := make([]*regexp.Regexp, len(exprs))
+	for i, e := range exprs {
+		res[i] = regexp.MustCompile(e)
+	}
+	return res
+}
+
+// anyMatches reports whether one of res matches s.
+func anyMatches(res []*regexp.Regexp, s string) bool {
+	for _, re := range res {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
 
 // leads reports whether the match at text[at:] leads its line (see
 // rule.lead): before it on its line stands nothing but decoration (a

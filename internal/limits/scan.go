@@ -294,7 +294,7 @@ func regionSigns(r region) []sign {
 	if len(signs) == 0 {
 		return nil
 	}
-	if lookalikeRE.MatchString(text) {
+	if anyMatches(lookalikes, lower) {
 		strong := signs[:0]
 		for _, g := range signs {
 			if !g.rule.weak {
@@ -304,7 +304,7 @@ func regionSigns(r region) []sign {
 		signs = strong
 	}
 	sort.SliceStable(signs, func(a, b int) bool { return signs[a].m[0] < signs[b].m[0] })
-	daily, zero := dailyRE.MatchString(text), zeroQuotaRE.MatchString(text)
+	daily, zero := anyMatches(dailyQuota, lower), anyMatches(zeroQuota, lower)
 	for i := range signs {
 		signs[i].next = len(text)
 		if i+1 < len(signs) {
