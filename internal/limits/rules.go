@@ -53,7 +53,8 @@ func re(expr string) *regexp.Regexp { return regexp.MustCompile(`(?i)` + expr) }
 //   - Claude Code: "You've hit your limit · resets 5pm (Europe/Vilnius)"
 //     and its session, weekly, Opus and Sonnet variants; the older
 //     "5-hour limit reached ∙ resets 9pm", "Claude usage limit reached.
-//     Your limit will reset at 7pm (Asia/Tokyo).", "Claude AI usage limit
+//     Your limit will reset at 7pm (Asia/Tokyo).", "Limit reached · resets
+//     Dec 17 at 6am (Europe/Oslo)", "Claude AI usage limit
 //     reached|1766502000"; the desktop app's "Usage limit reached".
 //   - claude.ai: "You’ve hit your limit for Claude messages. Limits will
 //     reset at 9:30 AM."
@@ -92,7 +93,8 @@ func re(expr string) *regexp.Regexp { return regexp.MustCompile(`(?i)` + expr) }
 // that waiting does not lift), its admin and credit caps; Copilot's "402
 // You have no quota"; Cursor's "You've hit your usage limit · Get Cursor
 // Pro"; OpenRouter's "This request requires more credits"; OpenAI's
-// insufficient_quota and billing codes.
+// insufficient_quota and billing codes; Continue's "You have no credits
+// remaining"; a client's "HTTP 402 Payment Required".
 var rules = append([]rule{
 	// Usage windows.
 	{re: re(`\byou` + apostrophe + `ve\s+hit\s+your\s+(?:(?:session|weekly|daily|hourly|opus|sonnet|usage|5-hour|five-hour)\s+)?limit(?:\s+for\s+claude\s+messages)?`),
@@ -107,6 +109,8 @@ var rules = append([]rule{
 		kind: Wait, lead: true, needs: []string{"daily", "quota"}},
 	{re: re(`\busage\s+limit\s+reached\s+for\s+[\w.-]+`),
 		kind: Wait, lead: true, needs: []string{"limit", "reached"}},
+	{re: re(`\blimit\s+reached\s*[·•∙]\s*resets\b`),
+		kind: Wait, lead: true, needs: []string{"limit", "reached", "resets"}},
 
 	// Rate and capacity throttles, as their tools write them.
 	{re: re(`\brequest\s+rejected\s+\(429\)`),
@@ -204,6 +208,13 @@ var rules = append([]rule{
 		kind: Stop, lead: true, needs: []string{"trial"}},
 	{re: re(`\bget\s+cursor\s+pro\b`),
 		kind: Stop, needs: []string{"cursor"}},
+	{re: re(`\byou\s+have\s+no\s+credits\s+remaining\b`),
+		kind: Stop, lead: true, needs: []string{"credits", "remaining"}},
+	// A 402 as a client prints it ("HTTP 402 Payment Required from
+	// https://api.deepseek.com/..."); a package registry's 402 is a
+	// look-alike.
+	{re: re(`\b(?:HTTP\s+)?402\s+Payment\s+Required\b`),
+		kind: Stop, lead: true, weak: true, needs: []string{"402", "payment"}},
 }, codeFields()...)
 
 // codeFields are the rules for an error code in a field of a JSON object

@@ -98,3 +98,24 @@ func TestFindingNoLimitAllocatesNothing(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(20, func() { FromError(err, now) }), "a 1 KB error")
 	assert.Zero(t, testing.AllocsPerRun(5, func() { FromText(long, now) }), "a 1 MB output")
 }
+
+// A 402 is a stop where a client prints it for the model's API, not where
+// prose names the status or a package registry answers with it.
+func TestAPaymentRequiredStopsWhereAClientPrintsIt(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"a client's line", "HTTP 402 Payment Required from https://api.deepseek.com/chat/completions", Stop, ""},
+		{"after a label", "Error: 402 Payment Required", Stop, ""},
+		{"named in prose", "The gateway answers 402 Payment Required when the balance is empty.", None, ""},
+		{"npm's registry", "npm error 402 Payment Required - PUT https://registry.npmjs.org/@scope%2fpkg - You must sign up for private packages", None, ""},
+	})
+}
+
+// Claude Code's older banner, "Limit reached · resets ...", is a usage
+// limit with its reset; "limit reached" alone is not.
+func TestTheOlderBannerIsAUsageLimit(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"with a time and a zone", "Limit reached · resets 6am (Europe/Oslo)", Wait, "2026-01-30T06:00:00+01:00"},
+		{"with a duration", "Limit reached · resets in 2h 30m", Wait, "2026-01-29T18:59:33+02:00"},
+		{"without its separator", "Limit reached, retrying the upload", None, ""},
+	})
+}
