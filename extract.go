@@ -92,8 +92,10 @@ const MaxExtractedBytes = errtext.MaxExtractedBytes
 // kept); any result is at most MaxExtractedBytes long.
 //
 // ExtractError reads its input once, line by line, with no regular
-// expressions, so its cost is linear in the input; JSON lines holding
-// "error" are decoded with encoding/json. Any input is accepted; invalid
+// expressions, so its cost is linear in the input. JSON lines are read
+// without decoding; only those that may signal an error are decoded with
+// encoding/json, the last first, until a strong error is found, so its
+// allocations do not grow with the input. Any input is accepted; invalid
 // UTF-8 is passed through, but a result cut to the bound never splits a
 // UTF-8 sequence, so valid input gives a valid result.
 func ExtractError(output string) string { return errtext.ExtractError(output) }

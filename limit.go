@@ -1,7 +1,6 @@
 package loopbreaker
 
 import (
-	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -201,7 +200,7 @@ func limitOf(err error, now time.Time, patterns []limits.Pattern) (Limit, bool) 
 	if err == nil {
 		return Limit{}, false
 	}
-	if le := (*LimitError)(nil); errors.As(err, &le) {
+	if le, ok := limitErrorIn(err, 0); ok {
 		l := le.Limit
 		if l.Why == "" && le.Err != nil {
 			l.Why = firstLine(le.Err.Error())
@@ -210,6 +209,38 @@ func limitOf(err error, now time.Time, patterns []limits.Pattern) (Limit, bool) 
 	}
 	return fromInternal(limits.FromError(err, now, patterns...))
 }
+
+// limitErrorIn finds a *LimitError in err's tree as errors.As does,
+// without the allocation errors.As costs every call: limitOf runs on every
+// failed iteration. depth bounds the walk of a tree that wraps itself.
+func limitErrorIn(err error, depth int) (*LimitError, bool) {
+	if err == nil || depth > maxErrorDepth {
+		return nil, false
+	}
+	switch x := err.(type) {
+	case *LimitError:
+		return x, true
+	case interface{ As(any) bool }:
+		var le *LimitError
+		if x.As(&le) {
+			return le, true
+		}
+	}
+	switch x := err.(type) {
+	case interface{ Unwrap() error }:
+		return limitErrorIn(x.Unwrap(), depth+1)
+	case interface{ Unwrap() []error }:
+		for _, e := range x.Unwrap() {
+			if le, ok := limitErrorIn(e, depth+1); ok {
+				return le, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// maxErrorDepth bounds limitErrorIn's walk.
+const maxErrorDepth = 64
 
 // ProviderLimitInText reports whether text, what an agent printed, shows
 // a provider limit, and which. It reads the last 64 KiB of the text: Claude

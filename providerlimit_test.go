@@ -376,3 +376,42 @@ func TestProviderLimitConfigIsValidated(t *testing.T) {
 	}
 	assert.NoError(t, Config{Limits: LimitRules{Wait: MaxProviderLimitWait}}.Validate())
 }
+
+// A *LimitError is found wherever errors.As would find it: joined with
+// other errors, behind an error's own As method. An error that wraps
+// itself is walked no further than a bound, instead of for ever.
+func TestLimitErrorIsFoundWhereErrorsAsFindsIt(t *testing.T) {
+	limit := &LimitError{Limit: Limit{Kind: LimitStop, Why: "tenant suspended"}}
+
+	l, ok := ProviderLimitOf(errors.Join(errors.New("build failed"), fmt.Errorf("agent: %w", limit)), limitNow)
+	require.True(t, ok, "in a joined error")
+	assert.Equal(t, limit.Limit, l)
+
+	l, ok = ProviderLimitOf(asLimit{limit}, limitNow)
+	require.True(t, ok, "behind an As method")
+	assert.Equal(t, limit.Limit, l)
+
+	_, ok = ProviderLimitOf(selfWrapping{}, limitNow)
+	assert.False(t, ok, "an error that wraps itself, and holds no limit")
+}
+
+// asLimit is an error that converts itself to a *LimitError by its As
+// method, as an SDK's error type may.
+type asLimit struct{ limit *LimitError }
+
+func (e asLimit) Error() string { return "sdk error" }
+
+func (e asLimit) As(target any) bool {
+	if p, ok := target.(**LimitError); ok {
+		*p = e.limit
+		return true
+	}
+	return false
+}
+
+// selfWrapping is an error whose Unwrap returns itself.
+type selfWrapping struct{}
+
+func (selfWrapping) Error() string { return "again" }
+
+func (e selfWrapping) Unwrap() error { return e }

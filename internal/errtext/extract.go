@@ -12,17 +12,23 @@ const MaxExtractedBytes = 4096
 
 // ExtractError finds the error in an agent's raw output and returns it, or
 // "" when there is none; loopbreaker.ExtractError documents for users what
-// it finds. It reads the output once, line by line (blockScanner). A line
-// that is a JSON object holding "error" is decoded and searched for an
-// object that signals an error (stage 1, jsonLineError). The other lines
-// start error blocks (classifyLine), which go on over the lines that belong
-// to them (continues) (stage 2). The result is the last strong structured
+// it finds. It reads the output once, line by line (blockScanner). Of the
+// lines that are JSON objects, those that hold "error" and, read without
+// decoding, a key that may signal an error (maySignalError) are decoded
+// after the pass, the last first, until one holds a strong error, and
+// searched for an object that signals an error (stage 1, jsonLineError):
+// decoding costs, and only the last error counts. The other lines start
+// error blocks (classifyLine), which go on over the lines that belong to
+// them (continues) (stage 2). The result is the last strong structured
 // error, else the last strong block, else the last weak structured error,
 // else the last weak block; when a structured error's message holds a
 // strong block, that block. It is cut to MaxExtractedBytes (capExtract).
 func ExtractError(output string) string {
 	sc := blockScanner{decodeJSON: true}
 	sc.scan(output)
+	if sc.mayHoldJSONError {
+		sc.readJSONErrors(output, sc.lastJSONStart)
+	}
 	switch {
 	case sc.jsonFound:
 		msg := sc.jsonMsg
@@ -84,6 +90,11 @@ type blockScanner struct {
 	strong, weak       span
 	hasStrong, hasWeak bool
 
+	// The last line that may hold a structured error starts at
+	// lastJSONStart (stage 1); readJSONErrors decodes it and those before.
+	mayHoldJSONError bool
+	lastJSONStart    int
+
 	jsonFound, jsonWeakFound bool
 	jsonMsg, jsonWeakMsg     string
 
@@ -125,20 +136,11 @@ func (b *blockScanner) line(s string, i, eol int) {
 		}
 		return
 	}
-	if head[0] == '{' && strings.HasSuffix(trimLineEnd(s[first:eol]), "}") {
+	if line, ok := jsonLine(s, first, eol); ok {
 		// A JSON line is data: it ends any block, and stage 1 reads it.
 		b.close()
-		if b.decodeJSON {
-			line := trimLineEnd(s[first:eol])
-			if containsFoldError(line) {
-				if msg, weak, ok := jsonLineError(line); ok {
-					if weak {
-						b.jsonWeakFound, b.jsonWeakMsg = true, msg
-					} else {
-						b.jsonFound, b.jsonMsg = true, msg
-					}
-				}
-			}
+		if b.decodeJSON && mayHoldJSONError(line) {
+			b.mayHoldJSONError, b.lastJSONStart = true, i
 		}
 		return
 	}
@@ -155,6 +157,46 @@ func (b *blockScanner) line(s string, i, eol int) {
 	b.cur = span{start: i, end: eol, kind: kind}
 	b.open, b.indent, b.blank, b.brace = true, indent, false, false
 	b.finished = kind == kindRustPanic && !strings.HasSuffix(head, ":")
+}
+
+// jsonLine returns the line s[first:eol], its content starting at
+// s[first], without its end, and whether it is a JSON object: it opens
+// with '{' and ends with '}'.
+func jsonLine(s string, first, eol int) (string, bool) {
+	line := trimLineEnd(s[first:eol])
+	return line, len(line) > 1 && line[0] == '{' && line[len(line)-1] == '}'
+}
+
+// mayHoldJSONError reports whether the JSON line may hold a structured
+// error: it holds "error" in any case, and maySignalError.
+func mayHoldJSONError(line string) bool {
+	return maySignalError(line) && containsFoldError(line)
+}
+
+// readJSONErrors decodes the JSON lines of s that may hold a structured
+// error, from the one that starts at s[start] back to the first line,
+// until one holds a strong error: it finds the last strong error of s, and
+// the last weak one after it.
+func (b *blockScanner) readJSONErrors(s string, start int) {
+	for i := start; ; {
+		eol := lineEnd(s, i)
+		first, _, _ := b.lineHead(s, i, eol)
+		if line, ok := jsonLine(s, first, eol); ok && mayHoldJSONError(line) {
+			if msg, weak, ok := jsonLineError(line); ok {
+				if !weak {
+					b.jsonFound, b.jsonMsg = true, msg
+					return
+				}
+				if !b.jsonWeakFound {
+					b.jsonWeakFound, b.jsonWeakMsg = true, msg
+				}
+			}
+		}
+		if i == 0 {
+			return
+		}
+		i = strings.LastIndexByte(s[:i-1], '\n') + 1
+	}
 }
 
 // lineHead returns the index of the first byte of the line s[i:eol] after

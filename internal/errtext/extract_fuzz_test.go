@@ -100,3 +100,75 @@ func FuzzExtractError(f *testing.F) {
 		}
 	})
 }
+
+// decodeEveryJSONLine is what stage 1 found before candidates were read
+// without decoding: every JSON line that holds "error" decoded, in order,
+// the last strong and the last weak error kept.
+func decodeEveryJSONLine(s string) (strong, weak string, hasStrong, hasWeak bool) {
+	var b blockScanner
+	for i := 0; i < len(s); {
+		eol := lineEnd(s, i)
+		first, _, _ := b.lineHead(s, i, eol)
+		if line, ok := jsonLine(s, first, eol); ok && containsFoldError(line) {
+			if msg, w, ok := jsonLineError(line); ok {
+				if w {
+					weak, hasWeak = msg, true
+				} else {
+					strong, hasStrong = msg, true
+				}
+			}
+		}
+		i = eol + 1
+	}
+	return strong, weak, hasStrong, hasWeak
+}
+
+// FuzzStructuredErrors: reading JSON lines without decoding them first
+// (maySignalError), and decoding the candidates last first, finds the
+// structured errors that decoding every line finds.
+func FuzzStructuredErrors(f *testing.F) {
+	for _, in := range []string{
+		`{"type":"result","is_error":true,"result":"boom"}`,
+		`{"\u0074ype":"\u0065rror","message":"an error"}` + "\n" + `{"is_error" : true}`,
+		`{"type":"result","subtype":"error_max_turns","is_error":true}` + "\r\n" + `{"error":{},"x":"error"}`,
+		`{"level":"FATAL","msg":"no error"}` + "\n\x1b[31m" + `{"severity":"critical","error":""}` + "\x1b[0m",
+		`{"a":"\"is_error\":true","error":"x\\"}`,
+		`{"content":[{"is_error":true,"content":"one"},{"is_error":false,"content":"two error"}]}`,
+	} {
+		f.Add(in)
+	}
+	for _, tr := range loadTranscripts(f) {
+		f.Add(tr.text)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		strong, weak, hasStrong, hasWeak := decodeEveryJSONLine(in)
+		b := blockScanner{decodeJSON: true}
+		b.scan(in)
+		if b.mayHoldJSONError {
+			b.readJSONErrors(in, b.lastJSONStart)
+		}
+		if b.jsonFound != hasStrong || b.jsonMsg != strong {
+			t.Fatalf("strong error %v %q, decoding every line %v %q", b.jsonFound, b.jsonMsg, hasStrong, strong)
+		}
+		if !hasStrong && (b.jsonWeakFound != hasWeak || b.jsonWeakMsg != weak) {
+			t.Fatalf("weak error %v %q, decoding every line %v %q", b.jsonWeakFound, b.jsonWeakMsg, hasWeak, weak)
+		}
+	})
+}
+
+// FuzzMaySignalError: a line that jsonLineError finds an error in is never
+// passed over.
+func FuzzMaySignalError(f *testing.F) {
+	for _, in := range []string{
+		`{"is_error":true}`, `{"type":"error"}`, `{"subtype":"error_x"}`, `{"error":"x"}`, `{"error":{"a":1}}`,
+		`{"level":"Fatal"}`, `{"severity":"ERROR"}`, `{"\u0069s_error":true}`, `{"type":"\u0065rror"}`,
+		`{"a":{"b":[{"error" : " x "}]}}`, `{"error":"\\"}`, `{"x":"\\\"","type":"error"}`,
+	} {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		if _, _, ok := jsonLineError(line); ok && !maySignalError(line) {
+			t.Fatalf("maySignalError passes over %q, in which jsonLineError finds an error", line)
+		}
+	})
+}

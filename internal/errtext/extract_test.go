@@ -155,6 +155,39 @@ func TestExtractErrorStructured(t *testing.T) {
 			want: "",
 		},
 		{
+			name: "a key and a value written with escapes",
+			in:   `{"\u0074ype":"\u0065rror","message":"an error from an encoder that escapes"}`,
+			want: "an error from an encoder that escapes",
+		},
+		{
+			name: "an error key written with escapes",
+			in:   `{"type":"other","\u0065rror":"an escaped error key"}`,
+			want: "an escaped error key",
+		},
+		{
+			name: "blanks around the colon",
+			in:   `{"is_error"` + " \t: \t" + `true, "result":"a spaced error"}`,
+			want: "a spaced error",
+		},
+		{
+			name: "the last strong error, before weak errors, mentions and broken lines",
+			in: `{"type":"result","is_error":true,"result":"the strong one"}` + "\n" +
+				`{"type":"result","subtype":"error_max_turns","is_error":true}` + "\r\n" +
+				`{"type":"user","message":{"content":[{"type":"tool_result","is_error":false,"content":"no error here"}]}}` + "\n" +
+				`{"type":"result","is_error":true,"result":"trunc}` + "\n",
+			want: "the strong one",
+		},
+		{
+			name: "of weak structured errors only, the last",
+			in:   `{"type":"result","subtype":"error_during_execution","is_error":true}` + "\n" + `{"type":"result","subtype":"error_max_turns","is_error":true}` + "\n" + `{"type":"system","subtype":"init"}`,
+			want: "error_max_turns",
+		},
+		{
+			name: "JSON lines indented, coloured and ended by CRLF",
+			in:   "\x1b[2m  " + `{"type":"error","error":{"message":"first"}}` + "\x1b[0m\r\n\t" + `{"type":"error","error":{"message":"second"}}` + "\r\n" + "plain text\r\n",
+			want: "second",
+		},
+		{
 			name: "invalid UTF-8 in a JSON string is decoded as U+FFFD",
 			in:   "{\"is_error\":true,\"content\":\"bad \xff byte\"}",
 			want: "bad \uFFFD byte",

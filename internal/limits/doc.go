@@ -19,40 +19,48 @@
 //
 // # What is recognised
 //
-// Claude Code: "You've hit your limit · resets 5pm (Europe/Vilnius)" and
-// its session, weekly, Opus and Sonnet variants, with the reset as a time
-// of day, a weekday ("Mon 12:00am") or a date ("May 5 at 9pm", "Jul 31,
-// 2am"), in the IANA time zone in parentheses or else in the location of
-// the now passed in; "5-hour limit reached ∙ resets 9pm"; "Claude usage
-// limit reached. Your limit will reset at 7pm (Asia/Tokyo)."; "Claude AI
-// usage limit reached|1766502000" (a Unix time); "API Error: Request
-// rejected (429)"; "API Error: Repeated 529 Overloaded errors"; the
-// stream-json rate_limit_event whose status is "rejected"; a result event
-// with api_error_status 429 or 529. Stops: "Your usage allocation has been
-// disabled by your admin", "Your group's usage limit is set to $0", "Your
-// org is out of usage", "Credit balance is too low". Codex: "You've hit
-// your usage limit. ... try again in 3 hours 2 minutes". APIs: HTTP 429
-// and 529 with Retry-After; Anthropic's rate_limit_error and
-// overloaded_error, OpenAI's rate_limit_exceeded, Gemini's
-// RESOURCE_EXHAUSTED; Stops: OpenAI's insufficient_quota and
-// billing_hard_limit_reached, Anthropic's "Your credit balance is too
-// low". A host adds its own with Pattern.
+// The messages of Claude Code, claude.ai, Codex, Gemini CLI, GitHub
+// Copilot, Cursor and the OpenAI, Anthropic, Gemini, Azure OpenAI,
+// Bedrock, Vertex and OpenRouter APIs, as the rules in rules.go list them,
+// with the reset each names: a time of day, a weekday or a date in a named
+// IANA zone or in the location of the now passed in ("resets 5pm
+// (Europe/Vilnius)", "try again at Jul 5th, 2026 8:19 PM"), a duration
+// ("try again in 3 hours 2 minutes", "Please retry after 60 seconds",
+// "Your quota will reset after 8h44m7s", Gemini's retryDelay), a Unix time
+// ("Claude AI usage limit reached|1766502000", Codex's resets_at).
+// testdata/corpus.txt holds the texts from the field they were written
+// against, and corpus_test.go scores them.
+//
+// A limit message counts where it leads its line: after decoration, a
+// timestamp, a label that ends in a colon ("API Error:", "[DEBUG]
+// Output:") or the opening quote of a JSON "message" field, so that prose
+// that quotes one does not count. Generic signs (an HTTP 429, "rate limit
+// exceeded", an error code such as rate_limit_error) are overruled by the
+// words of a look-alike in the same message: a request too large for the
+// model's context or its per-minute budget, a test's failure. A throttle
+// whose quota is a day's is a usage window; one whose quota is zero
+// ("limit: 0") is a stop.
 //
 // Not a limit: a timeout; a 500, 502 or 503; Claude Code's warnings
 // ("You've used 90% of your session limit · resets 5pm", "Approaching
-// weekly limit"); a tool result in stream-json that quotes a limit message;
-// prose that mentions one. Limit messages are matched where they begin a
-// line (or, in the text of a JSON event, its first line), so that a
-// sentence quoting one does not count.
+// weekly limit"); a tool result in stream-json that quotes a limit
+// message; prose and documentation that mention one.
 //
 // # When a text holds several
 //
 // A Stop outranks a Wait; of several Waits, the one with the latest reset
 // decides, as waiting until then outlasts them all, one with a reset
 // outranks one without, and of two without a reset a usage limit outranks
-// a throttle. Only the last 16 matches in the window count.
+// a throttle. Only the last 16 signs in the window count.
 // Host patterns run before all of this, and the first that matches
 // decides.
+//
+// # Cost
+//
+// Recognition runs on every failed iteration, so it reads a text once,
+// front to back (see scanner in scan.go), and allocates nothing for a text
+// that holds no word a limit is made of, which is most text. The rules
+// run only on the few regions that do.
 //
 // # Bounds
 //

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"reflect"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -148,7 +150,7 @@ func httpFields(e error) (status int, resp *http.Response) {
 		}
 		v = v.Elem()
 	}
-	if v.Kind() != reflect.Struct {
+	if v.Kind() != reflect.Struct || !mayExposeHTTP(v.Type()) {
 		return 0, nil
 	}
 	field := func(name string) (reflect.Value, bool) {
@@ -169,6 +171,43 @@ func httpFields(e error) (status int, resp *http.Response) {
 		}
 	}
 	return status, resp
+}
+
+// typesExposingHTTP caches, for each struct type httpFields meets, whether
+// it has a field StatusCode, Response or RawResponse at all (a
+// *typeAnswer): most errors have none, and looking their fields up on
+// every failed iteration would cost more than the rest of FromError. It
+// holds one entry a type; lastAnswer is the last one used, as a loop's
+// errors are mostly of one type.
+var (
+	typesExposingHTTP sync.Map
+	lastAnswer        atomic.Pointer[typeAnswer]
+)
+
+type typeAnswer struct {
+	t   reflect.Type
+	has bool
+}
+
+// mayExposeHTTP reports whether the struct type t has a field httpFields
+// reads.
+func mayExposeHTTP(t reflect.Type) bool {
+	if a := lastAnswer.Load(); a != nil && a.t == t {
+		return a.has
+	}
+	a, ok := typesExposingHTTP.Load(t)
+	if !ok {
+		has := false
+		for _, name := range []string{"StatusCode", "Response", "RawResponse"} {
+			if _, ok := t.FieldByName(name); ok {
+				has = true
+			}
+		}
+		a, _ = typesExposingHTTP.LoadOrStore(t, &typeAnswer{t: t, has: has})
+	}
+	answer := a.(*typeAnswer)
+	lastAnswer.Store(answer)
+	return answer.has
 }
 
 // errorText is err.Error(), or "" when it panics: the Stainless SDKs'

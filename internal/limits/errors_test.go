@@ -160,7 +160,7 @@ func TestATimeoutIsNeverALimit(t *testing.T) {
 func TestFromErrorSurvivesPanickingMethods(t *testing.T) {
 	l := FromError(&stainlessError{StatusCode: 429, raw: anthropicRateLimit}, now)
 	assert.Equal(t, Wait, l.Kind)
-	assert.Equal(t, "HTTP 429: API error rate_limit_error", l.Why)
+	assert.Equal(t, "HTTP 429: This request would exceed your account's rate limit", l.Why)
 
 	require.NotPanics(t, func() { FromError(panicky{}, now) })
 	assert.Equal(t, None, FromError(panicky{}, now).Kind)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -29,6 +30,14 @@ var fuzzSeeds = []string{
 	`{"type":"user","message":{"content":[{"type":"tool_result","content":"You've hit your limit"}]}}`,
 	`You have reached your specified API usage limits. You will regain access on 2026-02-01 at 00:00 UTC.`,
 	"Error 429, Message: x, Status: RESOURCE_EXHAUSTED, Details: [map[retryDelay:37s]]",
+	"Usage limit reached for gemini-3-flash-preview. Access resets at 10:57 PM GMT-3.",
+	"You've hit your usage limit. Upgrade your plan to continue, or try again at 10 de jul. de 2026, 11:52.",
+	"API Error (529 {\"type\":\"error\",\"error\":{\"type\":\"overload     ed_error\"}}) · Retrying in 4 seconds… (attempt 4/10)",
+	"[DEBUG] Output: You've hit your limit · resets 5pm (Europe/Vilnius)",
+	`{"error":{"message":"Rate limit exceeded: free-models-per-day","type":"rate_limit_error"}}` + "\nRetrying in 26 seconds",
+	"npm ERR! 429 Too Many Requests - GET https://registry.npmjs.org/aws4",
+	"You have exhausted your capacity on this model. Your quota will reset after 161h39m41s.",
+	"* Quota exceeded for metric: x, limit: 0, model: y\nPlease retry in 11.665902715s.",
 }
 
 // fuzzNows are the times fuzzed texts are read against: the tests' own,
@@ -78,6 +87,40 @@ func FuzzFromText(f *testing.F) {
 			checkLimit(t, FromText(text, n), n)
 		}
 	})
+}
+
+// FuzzHasAnchor: the scan over the bytes finds an anchor where a plain
+// search of the lower-cased text does (the pairs it is keyed by, its
+// tables and its edges are right), so that no limit message is passed
+// over for a fault of the fast path.
+func FuzzHasAnchor(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s)
+	}
+	for _, s := range []string{"LIMIT", "x429", "Quota", "ExHaUsT", "slow", "slow ", "many", "\xffmi", "lim", "402"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		want := false
+		lower := asciiLower(text)
+		for _, a := range anchors {
+			want = want || strings.Contains(lower, a.word)
+		}
+		if got := hasAnchor(text); got != want {
+			t.Fatalf("hasAnchor(%q) = %v, a plain search says %v", text, got, want)
+		}
+	})
+}
+
+// asciiLower lower-cases the ASCII letters of s, as hasAnchor folds them.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // FuzzFromHTTP: any status, header values and body give a Limit that keeps

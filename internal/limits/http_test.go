@@ -36,7 +36,7 @@ func TestFromHTTP(t *testing.T) {
 		why    string
 	}{
 		{"429 with Retry-After in seconds", 429, header("Retry-After", "30"), anthropicRateLimit,
-			Wait, "2026-01-29T16:30:03+02:00", "HTTP 429: API error rate_limit_error (resets 2026-01-29 16:30 Europe/Vilnius)"},
+			Wait, "2026-01-29T16:30:03+02:00", "HTTP 429: This request would exceed your account's rate limit (resets 2026-01-29 16:30 Europe/Vilnius)"},
 		{"429 with Retry-After as an HTTP date", 429, header("Retry-After", "Thu, 29 Jan 2026 15:00:00 GMT"), "",
 			Wait, "2026-01-29T15:00:00Z", "HTTP 429 Too Many Requests (resets 2026-01-29 15:00 UTC)"},
 		{"429 with a Retry-After date already past", 429, header("Retry-After", "Thu, 29 Jan 2026 14:00:00 GMT"), "",
@@ -44,7 +44,7 @@ func TestFromHTTP(t *testing.T) {
 		{"429 with retry-after-ms", 429, header("Retry-After-Ms", "1500"), openAIRateLimit,
 			Wait, "2026-01-29T16:29:34+02:00", ""},
 		{"429 without headers: the body's time", 429, nil, openAIRateLimit,
-			Wait, "2026-01-29T16:29:33+02:00", "HTTP 429: API error rate_limit_exceeded (resets 2026-01-29 16:29 Europe/Vilnius)"},
+			Wait, "2026-01-29T16:29:33+02:00", "HTTP 429: Rate limit reached for gpt-4o in organization (resets 2026-01-29 16:29 Europe/Vilnius)"},
 		{"429 with a malformed Retry-After", 429, header("Retry-After", "soon"), "",
 			Wait, "", "HTTP 429 Too Many Requests"},
 		{"429 insufficient_quota is a stop", 429, header("Retry-After", "20"), openAIQuota,

@@ -2,7 +2,6 @@ package limits
 
 import (
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -177,68 +176,18 @@ func pick(fs []finding) finding {
 
 // scan recognises a limit in text. See FromText.
 func scan(text string, now time.Time, patterns []Pattern) finding {
-	segs := segments(window(text), now)
-	if f, ok := hostFinding(segs, now, patterns); ok {
-		return f
-	}
-
-	// The matches of the built-in rules, in text order.
-	type hit struct {
-		seg, at int
-		rule    *rule
-		m       []int
-		event   *finding
-	}
-	var hits []hit
-	for i, seg := range segs {
-		if seg.event != nil {
-			hits = append(hits, hit{seg: i, event: seg.event})
-			continue
+	w := window(text)
+	if len(patterns) > 0 {
+		if f, ok := hostFinding(segments(w, now), now, patterns); ok {
+			return f
 		}
-		var these []hit
-		lower := strings.ToLower(seg.text)
-		for k := range rules {
-			r := &rules[k]
-			if !holds(lower, r.words) {
-				continue
-			}
-			for _, m := range r.re.FindAllStringSubmatchIndex(seg.text, -1) {
-				switch {
-				case r.line && !begins(seg.text, m[0], seg.firstLine),
-					!r.line && seg.firstLine && !onFirstLine(seg.text, m[0]),
-					r.open && runsOn(seg.text, m[1]):
-					continue
-				}
-				these = append(these, hit{seg: i, at: m[0], rule: r, m: m})
-			}
-		}
-		sort.SliceStable(these, func(a, b int) bool { return these[a].at < these[b].at })
-		hits = append(hits, these...)
 	}
-	if len(hits) > maxHits {
-		hits = hits[len(hits)-maxHits:]
+	if !hasAnchor(w) {
+		return finding{} // most text: no word a limit is made of
 	}
-
-	fs := make([]finding, 0, len(hits))
-	for _, h := range hits {
-		if h.event != nil {
-			fs = append(fs, *h.event)
-			continue
-		}
-		text := segs[h.seg].text
-		f := finding{kind: h.rule.kind, why: h.rule.describe(text, h.m), throttle: h.rule.throttle}
-		if f.kind == Wait || h.rule.capped {
-			f.reset = findReset(text[h.m[0]:min(len(text), h.m[1]+tail)], now)
-		}
-		if h.rule.capped {
-			f.kind = Stop
-			if f.reset.named {
-				f.kind = Wait
-			}
-		}
-		fs = append(fs, f)
-	}
-	return pick(fs)
+	s := scanner{w: w, now: now}
+	s.read()
+	return s.decide()
 }
 
 // hostFinding runs the host's patterns (see Pattern).

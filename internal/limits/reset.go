@@ -58,80 +58,171 @@ func unixAt(sec float64, now time.Time) when {
 	return usable(time.Unix(int64(sec), 0).In(now.Location()), now)
 }
 
-// clauseRE finds where a limit message says when it lifts, in the words
-// after the message's head:
+// findReset reads when a limit lifts from the words after its message: the
+// first reset clause in s that names a time. The clauses, as tools and APIs
+// write them:
 //
 //	resets 5pm (Europe/Vilnius)            Claude Code
 //	resets May 5 at 9pm (America/New_York) Claude Code, a date
 //	Your limit will reset at 7pm (Asia/Tokyo)
 //	Limits will reset at 9:30 AM           claude.ai
 //	resets in 2 hours
-//	try again in 5 days 22 hours 11 minutes  Codex
+//	try again in 5 days 22 hours 11 minutes  Codex, Copilot
 //	try again at Jul 5th, 2026 8:19 PM     Codex
 //	Please try again in 20s                OpenAI's rate_limit_exceeded message
+//	Please retry after 86400 seconds       Azure OpenAI
+//	Please retry in 11.665902715s.         Gemini API
+//	Your quota will reset after 8h44m7s.   Gemini Code Assist
+//	Please wait 17 seconds before trying again  Copilot
 //	regain access on 2025-06-01 at 00:00 UTC  Anthropic API spend limit
 //	usage limit reached|1766502000         Claude Code, a Unix time
 //	"resets_at":1777936568                 Codex's usage_limit_reached body
 //	"resets_in_seconds":13872              the same
 //	"retryDelay": "37s"                    Gemini's RetryInfo
+//	· Retrying in 4 seconds… (attempt 4/10)  Claude Code retrying a throttle
 //
-// Each alternative names its group; the words after "in" and "at" groups
-// are read by parseDuration and parseWhen.
-var clauseRE = regexp.MustCompile(`(?i)` +
-	`(?P<in>\b(?:resets?\s+in|try\s+again\s+in)\s+)` +
-	`|(?P<at>\b(?:resets?(?:\s+at|\s+on)?|regain\s+access\s+on|try\s+again\s+at)\s+)` +
-	`|reached\|(?P<pipe>\d{9,11})\b` +
-	`|\\?["']resets_at\\?["']\s*:\s*(?P<unix>\d{9,11})\b` +
-	`|\\?["']resets_in_seconds\\?["']\s*:\s*(?P<secs>\d{1,10})\b` +
-	`|\bretryDelay\\?["']?\s*[:=]\s*\\?["']?(?P<delay>\d{1,10}(?:\.\d{1,9})?s)\b`)
-
-var (
-	clauseIn    = clauseRE.SubexpIndex("in")
-	clauseAt    = clauseRE.SubexpIndex("at")
-	clausePipe  = clauseRE.SubexpIndex("pipe")
-	clauseUnix  = clauseRE.SubexpIndex("unix")
-	clauseSecs  = clauseRE.SubexpIndex("secs")
-	clauseDelay = clauseRE.SubexpIndex("delay")
-)
-
-// findReset reads the first reset clause in s that names a time. A clause
-// whose words are not a time ("reset (every 5h and every week.)") is
-// passed over; one that names a time that cannot be used stops the
-// search, so that a later clause does not stand in for it.
-func findReset(s string, now time.Time) when {
-	for _, m := range clauseRE.FindAllStringSubmatchIndex(s, -1) {
-		group := func(i int) string {
-			if m[2*i] < 0 {
-				return ""
-			}
-			return s[m[2*i]:m[2*i+1]]
+// A retry ("Retrying in 4 seconds") is the client's own, not the
+// provider's word on when the limit lifts: it stands for the reset of a
+// throttle only, when retries is true. A clause whose words are not a time
+// ("reset (every 5h and every week.)", "wait a moment") is passed over;
+// one that names a time that cannot be used stops the search, so that a
+// later clause does not stand in for it.
+func findReset(s string, now time.Time, retries bool) when {
+	for i := 0; i < len(s); i++ {
+		if !clauseStarts[s[i]] {
+			continue
 		}
-		var w when
-		switch {
-		case group(clauseIn) != "":
-			if d, ok := parseDuration(s[m[1]:]); ok {
-				w = after(now, d)
-			}
-		case group(clauseAt) != "":
-			w = parseWhen(s[m[1]:], now)
-		case group(clausePipe) != "":
-			w = unixTime(group(clausePipe), now)
-		case group(clauseUnix) != "":
-			w = unixTime(group(clauseUnix), now)
-		case group(clauseSecs) != "":
-			n, _ := strconv.ParseInt(group(clauseSecs), 10, 64)
-			w = after(now, time.Duration(n)*time.Second)
-		case group(clauseDelay) != "":
-			if d, ok := parseDuration(group(clauseDelay)); ok {
-				w = after(now, d)
-			}
-		}
-		if w.named {
+		if w := clauseAt(s, i, now, retries); w.named {
 			return w
 		}
 	}
 	return when{}
 }
+
+// clauseStarts are the bytes a reset clause begins with.
+var clauseStarts = func() (t [256]bool) {
+	for _, c := range "rtwRTW\"'\\|" {
+		t[c] = true
+	}
+	return t
+}()
+
+// clauseAt reads the reset clause that begins at s[i], if any (see
+// findReset).
+func clauseAt(s string, i int, now time.Time, retries bool) when {
+	if i == 0 || !isWordByte(s[i-1]) {
+		for _, in := range [][]string{{"resets", "in"}, {"reset", "in"}, {"try", "again", "in"}, {"resets", "after"}, {"reset", "after"}, {"retry", "in"}, {"retry", "after"}, {"wait"}} {
+			if end, ok := phraseAt(s, i, in...); ok {
+				return durationAt(s[end:], now)
+			}
+		}
+		for _, retry := range [][]string{{"retrying", "in"}, {"retrying", "after"}} {
+			if end, ok := phraseAt(s, i, retry...); ok && retries {
+				return durationAt(s[end:], now)
+			}
+		}
+		for _, at := range [][]string{{"resets", "at"}, {"reset", "at"}, {"resets", "on"}, {"reset", "on"}, {"regain", "access", "on"}, {"try", "again", "at"}, {"resets"}, {"reset"}} {
+			if end, ok := phraseAt(s, i, at...); ok {
+				return parseWhen(s[end:], now)
+			}
+		}
+	}
+	if s[i] == '|' && i >= len("reached") && foldAt(s, i-len("reached"), "reached") {
+		if unix := digitsAt(s[i+1:], 9, 11); unix != "" {
+			return unixTime(unix, now)
+		}
+	}
+	if end, ok := fieldAt(s, i, "resets_at"); ok {
+		if unix := digitsAt(s[end:], 9, 11); unix != "" {
+			return unixTime(unix, now)
+		}
+	}
+	if end, ok := fieldAt(s, i, "resets_in_seconds"); ok {
+		if secs := digitsAt(s[end:], 1, 10); secs != "" {
+			n, _ := strconv.ParseInt(secs, 10, 64)
+			return after(now, time.Duration(n)*time.Second)
+		}
+	}
+	if end, ok := fieldAt(s, i, "retryDelay"); ok {
+		return durationAt(s[end:], now)
+	}
+	return when{}
+}
+
+// durationAt reads a duration from the start of s (see parseDuration) as
+// a time after now.
+func durationAt(s string, now time.Time) when {
+	if d, ok := parseDuration(s); ok {
+		return after(now, d)
+	}
+	return when{}
+}
+
+// phraseAt reports whether s holds the words at s[i:], in any case, each
+// followed by white space, and where the white space after the last ends.
+func phraseAt(s string, i int, words ...string) (int, bool) {
+	for _, w := range words {
+		if !foldAt(s, i, w) {
+			return 0, false
+		}
+		i += len(w)
+		if i == len(s) || !isSpace(s[i]) {
+			return 0, false
+		}
+		i = skipSpace(s, i)
+	}
+	return i, true
+}
+
+// fieldAt reports whether s holds the JSON field name at s[i:], quoted
+// (straight, single or backslash-escaped quotes) or not, with its colon or
+// equals sign and the opening quote of its value if any, and where they
+// end: "resets_at":, \"retryDelay\": \", retryDelay:.
+func fieldAt(s string, i int, name string) (int, bool) {
+	i = skipQuote(s, i)
+	if !strings.HasPrefix(s[i:], name) {
+		return 0, false
+	}
+	i = skipSpace(s, skipQuote(s, i+len(name)))
+	if i == len(s) || s[i] != ':' && s[i] != '=' {
+		return 0, false
+	}
+	return skipQuote(s, skipSpace(s, i+1)), true
+}
+
+// skipQuote skips a quote at s[i], backslash-escaped or not.
+func skipQuote(s string, i int) int {
+	if i < len(s) && s[i] == '\\' {
+		i++
+	}
+	if i < len(s) && (s[i] == '"' || s[i] == '\'') {
+		i++
+	}
+	return i
+}
+
+// digitsAt returns the digits s begins with, if there are from min to max
+// of them and no more; else "".
+func digitsAt(s string, min, max int) string {
+	n := 0
+	for n < len(s) && isDigit(s[n]) {
+		n++
+	}
+	if n < min || n > max {
+		return ""
+	}
+	return s[:n]
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && isSpace(s[i]) {
+		i++
+	}
+	return i
+}
+
+func isSpace(c byte) bool    { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+func isWordByte(c byte) bool { return isLetter(c) || isDigit(c) || c == '_' }
 
 // whenRE reads a clock time with an optional weekday or date before it and
 // an optional time zone after it, the way Claude Code, claude.ai, Codex and
@@ -141,15 +232,17 @@ func findReset(s string, now time.Time) when {
 //	Mon 12:00am
 //	May 5 at 9pm   Jul 31, 2am   Jul 5th, 2026 8:19 PM
 //	2025-06-01 at 00:00 UTC
+//	10 de jul. de 2026, 11:52             Codex in Portuguese
 //	... (Europe/Vilnius)  (UTC)  (Etc/GMT+5)
 //
 // The clock needs minutes or am/pm: a bare "5" is no time.
 var whenRE = regexp.MustCompile(`(?i)^` +
 	`(?:(?P<wday>mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?` +
 	`(?:(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{4}))?(?:\s*,\s*|\s+at\s+|\s+)` +
-	`|(?P<iso>\d{4}-\d{2}-\d{2})(?:\s+at\s+|\s+|T))?` +
+	`|(?P<iso>\d{4}-\d{2}-\d{2})(?:\s+at\s+|\s+|T)` +
+	`|(?P<pday>\d{1,2})\s+de\s+(?P<pmonth>[a-z]{3})[a-z]*\.?\s+de\s+(?P<pyear>\d{4}),?\s+)?` +
 	`(?P<hour>\d{1,2})(?::(?P<min>\d{2}))?(?::\d{2})?(?:\s*(?P<ampm>[ap]\.?\s?m\b\.?))?` +
-	`(?:\s*\((?P<zone>[A-Za-z][A-Za-z0-9_+\-/]{0,63})\)|\s*\b(?P<zword>UTC|GMT)\b)?`)
+	`(?:\s*\((?P<zone>[A-Za-z][A-Za-z0-9_+\-/]{0,63})\)|\s*\b(?P<zword>UTC|GMT)(?P<zoff>[+-]\d{1,2}(?::?\d{2})?)?\b)?`)
 
 var weekdays = map[string]time.Weekday{
 	"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday,
@@ -160,6 +253,14 @@ var months = map[string]time.Month{
 	"jan": time.January, "feb": time.February, "mar": time.March, "apr": time.April,
 	"may": time.May, "jun": time.June, "jul": time.July, "aug": time.August,
 	"sep": time.September, "oct": time.October, "nov": time.November, "dec": time.December,
+}
+
+// mesesPT are the months as Portuguese abbreviates them ("10 de jul. de
+// 2026"), as Codex writes a date in a Portuguese locale.
+var mesesPT = map[string]time.Month{
+	"jan": time.January, "fev": time.February, "mar": time.March, "abr": time.April,
+	"mai": time.May, "jun": time.June, "jul": time.July, "ago": time.August,
+	"set": time.September, "out": time.October, "nov": time.November, "dez": time.December,
 }
 
 // parseWhen reads a clock time from the start of s (see whenRE) and
@@ -204,6 +305,12 @@ func parseWhen(s string, now time.Time) when {
 			return when{named: true} // a zone this machine does not know
 		}
 		loc = l
+	case g("zoff") != "":
+		off, ok := zoneOffset(g("zoff"))
+		if !ok {
+			return when{named: true}
+		}
+		loc = time.FixedZone(g("zword")+g("zoff"), off)
 	case g("zword") != "":
 		loc = time.UTC
 	}
@@ -213,6 +320,18 @@ func parseWhen(s string, now time.Time) when {
 	}
 
 	switch {
+	case g("pday") != "":
+		mo, known := mesesPT[strings.ToLower(g("pmonth"))]
+		if !known {
+			return when{named: true}
+		}
+		day, _ := strconv.Atoi(g("pday"))
+		y, _ := strconv.Atoi(g("pyear"))
+		t := at(y, mo, day)
+		if t.Day() != day {
+			return when{named: true}
+		}
+		return usable(t, now)
 	case g("iso") != "":
 		d, err := time.ParseInLocation("2006-01-02", g("iso"), loc)
 		if err != nil {
@@ -248,6 +367,31 @@ func parseWhen(s string, now time.Time) when {
 		t = at(local.Year(), local.Month(), local.Day()+1)
 	}
 	return usable(t, now)
+}
+
+// zoneOffset reads an offset from UTC as "GMT-3" and "UTC+05:30" write it
+// after the zone's name, in seconds east of UTC.
+func zoneOffset(s string) (int, bool) {
+	sign := 1
+	if s[0] == '-' {
+		sign = -1
+	}
+	hm := strings.ReplaceAll(s[1:], ":", "")
+	h, m := hm, ""
+	if len(hm) > 2 {
+		h, m = hm[:len(hm)-2], hm[len(hm)-2:]
+	}
+	hours, err := strconv.Atoi(h)
+	if err != nil || hours > 14 {
+		return 0, false
+	}
+	minutes := 0
+	if m != "" {
+		if minutes, err = strconv.Atoi(m); err != nil || minutes > 59 {
+			return 0, false
+		}
+	}
+	return sign * (hours*3600 + minutes*60), true
 }
 
 // units are the duration words parseDuration knows, singular and plural,

@@ -16,98 +16,210 @@ type rule struct {
 	// capped: a spend or credit cap. It is a Wait when the text names when
 	// it lifts ("You're out of usage credits · resets 5pm"), else a Stop.
 	capped bool
-	// line: the match must begin its line: before it on the line there may
-	// be decoration (punctuation, digits, symbols, a timestamp) and an
-	// "API Error:" or "Error:" label, but no other words. This keeps prose
-	// that quotes a limit message from counting as one.
-	line bool
+	// lead: the match must lead its line (see leads), so that prose that
+	// quotes a limit message does not count as one.
+	lead bool
 	// open: the match must not run on into a word ("You've hit your limit"
 	// but not "You've hit your limit of three retries").
 	open bool
+	// field: the match is an error code and counts only as a field of a
+	// JSON object or a Python dict ({"type":"rate_limit_error"}), not when
+	// prose or a document names the code.
+	field bool
+	// weak: a generic sign (a 429, "rate limit exceeded", an error code)
+	// that a look-alike's words in the same message overrule: a request
+	// too large for the context, a test's failure (see lookalikes).
+	weak bool
 	// why is Limit.Why. Empty: the matched text itself. Otherwise, when the
 	// expression has a group, the group's text follows it.
 	why string
-	// words are lower-case words every match contains. The expression runs
-	// only on text that holds them all: most text holds none, and this
-	// spares it a score of regular expressions.
-	words []string
+	// needs are words, in lower case, that every match contains: the
+	// expression runs only on a region that holds them all (a region holds
+	// a few limit messages at most, and this spares it most of the rules).
+	needs []string
 }
 
 // apostrophe matches the apostrophe of "You've" as Claude Code, claude.ai
 // and JSON-escaped output write it, or none at all.
 const apostrophe = `(?:['’‘ʼ]|\\u2019)?`
 
-// rules are the built-in limit messages. Where each comes from:
+// re compiles a rule's expression, case-insensitive.
+func re(expr string) *regexp.Regexp { return regexp.MustCompile(`(?i)` + expr) }
+
+// rules are the built-in limit messages, each as its tool or API writes
+// it. Where each comes from, with examples from the field, is in
+// testdata/corpus.txt; the messages that wait:
 //
-//   - Claude Code's limit messages ("You've hit your limit · resets 5pm
-//     (Europe/Vilnius)", "... session/weekly/Opus/Sonnet limit ...", the
-//     older "5-hour limit reached ∙ resets 9pm", "Claude usage limit
-//     reached. Your limit will reset at 7pm (Asia/Tokyo).", "Claude AI
-//     usage limit reached|1766502000"), its error reference page ("Request
-//     rejected (429)", "Repeated 529 Overloaded errors", "Server is
-//     temporarily limiting requests", "Credit balance is too low"), and the
-//     messages of its admin and credit caps ("Your usage allocation has
-//     been disabled by your admin", "Your group's usage limit is set to
-//     $0", "Your org is out of usage", "You're out of usage credits").
+//   - Claude Code: "You've hit your limit · resets 5pm (Europe/Vilnius)"
+//     and its session, weekly, Opus and Sonnet variants; the older
+//     "5-hour limit reached ∙ resets 9pm", "Claude usage limit reached.
+//     Your limit will reset at 7pm (Asia/Tokyo).", "Limit reached · resets
+//     Dec 17 at 6am (Europe/Oslo)", "Claude AI usage limit
+//     reached|1766502000"; the desktop app's "Usage limit reached".
 //   - claude.ai: "You’ve hit your limit for Claude messages. Limits will
 //     reset at 9:30 AM."
 //   - Codex: "You've hit your usage limit. ... try again in 5 days 22
 //     hours 11 minutes."
-//   - API error bodies: Anthropic's rate_limit_error and overloaded_error,
-//     OpenAI's rate_limit_exceeded, insufficient_quota,
-//     billing_hard_limit_reached and billing_not_active, Codex's
-//     usage_limit_reached, Gemini's RESOURCE_EXHAUSTED; Anthropic's "Your
-//     credit balance is too low to access the Anthropic API" and "You have
-//     reached your specified API usage limits. You will regain access on
-//     2025-06-01 at 00:00 UTC."
-//   - The Gemini Go SDK's error text ("Error 429, Message: ..., Status:
-//     RESOURCE_EXHAUSTED") and gRPC's ("rpc error: code =
-//     ResourceExhausted desc = ...").
+//   - Gemini CLI and Gemini Code Assist: "You have exhausted your capacity
+//     on this model. Your quota will reset after 8h44m7s.", "You have
+//     exhausted your daily quota on this model."
+//
+// The throttles:
+//
+//   - Claude Code: "Request rejected (429)", "Repeated 529 Overloaded
+//     errors", "Server is temporarily limiting requests", "API Error: 529
+//     Overloaded.", "API Error: Rate limit reached".
+//   - The APIs' rate-limit wording: OpenAI's "Rate limit reached for
+//     gpt-4o in organization org-... Please try again in 1.6s.",
+//     Anthropic's "This request would exceed the rate limit for your
+//     organization", Azure OpenAI's "... have exceeded token rate limit of
+//     your current OpenAI S0 pricing tier. Please retry after 9 seconds.",
+//     Bedrock's "Too many tokens, please wait before trying again." and
+//     ThrottlingException, Vertex's and Gemini's "Quota exceeded for ...",
+//     "Resource has been exhausted (e.g. check quota)."; the error codes
+//     rate_limit_error, overloaded_error, rate_limit_exceeded,
+//     RESOURCE_EXHAUSTED.
+//   - GitHub Copilot: "Sorry, you've hit a rate limit that restricts the
+//     number of Copilot model requests ... Please try again in 2 hours.",
+//     "Sorry, your request was rate-limited. Please wait 17 seconds ...".
+//   - Gemini CLI's switch to a lesser model: "Rate limiting detected.
+//     Automatically switching from gemini-2.5-pro to gemini-2.5-flash".
+//   - Codex: "exceeded retry limit, last status: 429 Too Many Requests",
+//     "We're currently experiencing high demand".
+//
+// The stops: Claude Code's and the Anthropic API's "This organization has
+// been disabled.", "Your organization has disabled Claude subscription
+// access", "Extra usage is required for long context requests" (a 429
+// that waiting does not lift), its admin and credit caps; Copilot's "402
+// You have no quota"; Cursor's "You've hit your usage limit · Get Cursor
+// Pro"; OpenRouter's "This request requires more credits"; OpenAI's
+// insufficient_quota and billing codes; Continue's "You have no credits
+// remaining"; a client's "HTTP 402 Payment Required".
 var rules = append([]rule{
-	{re: regexp.MustCompile(`(?i)\byou` + apostrophe + `ve\s+hit\s+your\s+(?:(?:session|weekly|daily|hourly|opus|sonnet|usage|5-hour|five-hour)\s+)?limit(?:\s+for\s+claude\s+messages)?`),
-		kind: Wait, line: true, open: true, words: []string{"hit", "limit"}},
-	{re: regexp.MustCompile(`(?i)\b(?:(?:5|five)-hour|session|weekly|daily|opus(?:\s+weekly)?|sonnet(?:\s+weekly)?)\s+limit\s+reached`),
-		kind: Wait, line: true, open: true, words: []string{"limit", "reached"}},
-	{re: regexp.MustCompile(`(?i)\bclaude(?:\s+ai)?\s+usage\s+limit\s+reached`),
-		kind: Wait, line: true, open: true, words: []string{"claude", "reached"}},
-	{re: regexp.MustCompile(`(?i)\brequest\s+rejected\s+\(429\)`),
-		kind: Wait, throttle: true, line: true, words: []string{"(429)"}},
-	{re: regexp.MustCompile(`(?i)\brepeated\s+529\s+overloaded\s+errors`),
-		kind: Wait, throttle: true, line: true, words: []string{"529"}},
-	{re: regexp.MustCompile(`(?i)\bserver\s+is\s+temporarily\s+limiting\s+requests`),
-		kind: Wait, throttle: true, line: true, words: []string{"limiting"}},
+	// Usage windows.
+	{re: re(`\byou` + apostrophe + `ve\s+hit\s+your\s+(?:(?:session|weekly|daily|hourly|opus|sonnet|usage|5-hour|five-hour)\s+)?limit(?:\s+for\s+claude\s+messages)?`),
+		kind: Wait, lead: true, open: true, needs: []string{"hit", "limit"}},
+	{re: re(`\b(?:(?:5|five)[- ]hour|session|weekly|daily|usage|opus(?:\s+weekly)?|sonnet(?:\s+weekly)?)\s+limit\s+reached`),
+		kind: Wait, lead: true, open: true, needs: []string{"limit", "reached"}},
+	{re: re(`\bclaude(?:\s+ai)?\s+usage\s+limit\s+reached`),
+		kind: Wait, lead: true, open: true, needs: []string{"claude", "reached"}},
+	{re: re(`\byou\s+have\s+exhausted\s+your\s+(?:capacity|daily\s+quota)`),
+		kind: Wait, needs: []string{"exhausted"}},
+	{re: re(`\byou\s+have\s+reached\s+your\s+daily\s+(?:[\w.-]+\s+)?quota\s+limit`),
+		kind: Wait, lead: true, needs: []string{"daily", "quota"}},
+	{re: re(`\busage\s+limit\s+reached\s+for\s+[\w.-]+`),
+		kind: Wait, lead: true, needs: []string{"limit", "reached"}},
+	{re: re(`\blimit\s+reached\s*[·•∙]\s*resets\b`),
+		kind: Wait, lead: true, needs: []string{"limit", "reached", "resets"}},
 
-	{re: regexp.MustCompile(`(?i)\byou` + apostrophe + `ve\s+hit\s+your\s+(?:org` + apostrophe + `s\s+monthly|monthly|individual)\s+(?:spend|usage)\s+limit`),
-		kind: Stop, capped: true, line: true, open: true, words: []string{"hit", "limit"}},
-	{re: regexp.MustCompile(`(?i)\byou` + apostrophe + `re\s+out\s+of\s+(?:usage\s+credits|extra\s+usage)`),
-		kind: Stop, capped: true, line: true, open: true, words: []string{"out", "usage"}},
-	{re: regexp.MustCompile(`(?i)\byou\s+have\s+reached\s+your\s+specified\s+api\s+usage\s+limits`),
-		kind: Stop, capped: true, words: []string{"specified"}},
-
-	{re: regexp.MustCompile(`(?i)\byour\s+usage\s+allocation\s+has\s+been\s+disabled`),
-		kind: Stop, line: true, words: []string{"allocation"}},
-	{re: regexp.MustCompile(`(?i)\byour\s+group` + apostrophe + `s\s+usage\s+limit\s+is\s+set\s+to\s+\$0`),
-		kind: Stop, line: true, words: []string{"$0"}},
-	{re: regexp.MustCompile(`(?i)\byour\s+org\s+is\s+out\s+of\s+usage`),
-		kind: Stop, line: true, words: []string{"out", "usage"}},
-	{re: regexp.MustCompile(`(?i)\byour\s+seat\s+type\s+doesn` + apostrophe + `t\s+include\s+(?:extra\s+)?usage`),
-		kind: Stop, line: true, words: []string{"seat"}},
-	{re: regexp.MustCompile(`(?i)\bthis\s+service\s+is\s+disabled\s+for\s+your\s+org`),
-		kind: Stop, line: true, words: []string{"disabled"}},
-	{re: regexp.MustCompile(`(?i)\bcredit\s+balance\s+(?:is\s+)?too\s+low`),
-		kind: Stop, line: true, words: []string{"credit"}},
-	{re: regexp.MustCompile(`(?i)\byour\s+credit\s+balance\s+is\s+too\s+low\s+to\s+access\s+the\s+(?:anthropic|claude)\s+api`),
-		kind: Stop, words: []string{"credit"}},
-
+	// Rate and capacity throttles, as their tools write them.
+	{re: re(`\brequest\s+rejected\s+\(429\)`),
+		kind: Wait, throttle: true, lead: true, needs: []string{"(429)"}},
+	{re: re(`\brepeated\s+529\s+overloaded\s+errors`),
+		kind: Wait, throttle: true, lead: true, needs: []string{"529", "overloaded"}},
+	{re: re(`\bserver\s+is\s+temporarily\s+limiting\s+requests`),
+		kind: Wait, throttle: true, lead: true, needs: []string{"limiting"}},
+	{re: re(`\b529\s+overloaded\b`),
+		kind: Wait, throttle: true, lead: true, needs: []string{"529", "overloaded"}},
+	{re: re(`\bAPI\s+Error:\s+Rate\s+limit\s+reached`),
+		kind: Wait, throttle: true, lead: true, needs: []string{"api", "reached"}},
+	{re: re(`\brate\s+limit\s+reached\s+for\s+\S+\s+in\s+organization`),
+		kind: Wait, throttle: true, needs: []string{"organization", "reached"}},
+	{re: re(`\bthis\s+request\s+would\s+exceed\s+(?:the\s+rate\s+limit|your\s+(?:organization|account)` + apostrophe + `s\s+rate\s+limit)`),
+		kind: Wait, throttle: true, needs: []string{"would", "exceed"}},
+	{re: re(`\bexceeded\s+(?:the\s+)?(?:token|call)\s+rate\s+limit`),
+		kind: Wait, throttle: true, needs: []string{"exceeded", "rate"}},
+	{re: re(`\byou` + apostrophe + `ve\s+hit\s+a\s+rate\s+limit\s+that\s+restricts`),
+		kind: Wait, throttle: true, needs: []string{"restricts"}},
+	{re: re(`\byou` + apostrophe + `ve\s+hit\s+(?:your|the)\s+(?:global\s+|api\s+)?rate\s+limit`),
+		kind: Wait, throttle: true, lead: true, needs: []string{"hit", "rate"}},
+	{re: re(`\bsorry,\s+(?:you\s+have\s+been|you` + apostrophe + `ve\s+been|your\s+request\s+was)\s+(?:rate|speed)[\s-]+limited`),
+		kind: Wait, throttle: true, needs: []string{"sorry", "limited"}},
+	{re: re(`\byou\s+have\s+exceeded\s+your\s+[\w .-]{1,40}?\s+token\s+usage`),
+		kind: Wait, throttle: true, needs: []string{"token", "usage"}},
+	{re: re(`\bcurrently\s+experiencing\s+high\s+demand`),
+		kind: Wait, throttle: true, needs: []string{"demand"}},
+	{re: re(`\b(?:rate\s+limiting|slow\s+response\s+times)\s+detected`),
+		kind: Wait, throttle: true, needs: []string{"detected"}},
+	{re: re(`\bautomatically\s+switching\s+from\s+\S+\s+to\s+\S+`),
+		kind: Wait, throttle: true, needs: []string{"switching"}},
+	{re: re(`\btoo\s+many\s+(?:requests|tokens),\s+please\s+wait`),
+		kind: Wait, throttle: true, needs: []string{"many", "wait"}},
 	{re: regexp.MustCompile(`\bStatus:\s+(RESOURCE_EXHAUSTED)\b`),
-		kind: Wait, throttle: true, why: "Gemini ", words: []string{"resource_exhausted"}},
+		kind: Wait, throttle: true, why: "Gemini ", needs: []string{"resource_exhausted"}},
 	{re: regexp.MustCompile(`\bcode\s+=\s+(ResourceExhausted)\s+desc\s+=`),
-		kind: Wait, throttle: true, why: "gRPC ", words: []string{"resourceexhausted"}},
-}, errorObjects()...)
+		kind: Wait, throttle: true, why: "gRPC ", needs: []string{"resourceexhausted"}},
 
-// errorObjects are the rules for an error object, in JSON or in a Python
-// SDK's repr, whose type, code or status is a limit's: one rule a code.
-func errorObjects() []rule {
+	// Generic signs of a throttle.
+	{re: re(`\brate[\s_-]?limit\s+exceeded`),
+		kind: Wait, throttle: true, lead: true, weak: true, needs: []string{"limit", "exceeded"}},
+	{re: re(`\b429\s+too\s+many\s+requests`),
+		kind: Wait, throttle: true, weak: true, needs: []string{"429", "many"}},
+	{re: re(`\b(?:http(?:\s+status\s+code:)?|error\s+code:|(?:http)?status(?:code)?\\?["']?\s*:?)\s*429\b`),
+		kind: Wait, throttle: true, weak: true, needs: []string{"429"}},
+	{re: re(`\bthrottlingexception\b`),
+		kind: Wait, throttle: true, weak: true, needs: []string{"throttlingexception"}},
+	{re: re(`\bresource\s+(?:has\s+been\s+)?exhausted\b`),
+		kind: Wait, throttle: true, weak: true, needs: []string{"resource", "exhausted"}},
+	{re: re(`\bquota\s+exceeded\s+for\b`),
+		kind: Wait, throttle: true, weak: true, needs: []string{"quota", "exceeded"}},
+	{re: re(`\byou\s+exceeded\s+your\s+current\s+quota`),
+		kind: Wait, throttle: true, lead: true, weak: true, needs: []string{"current", "quota"}},
+	{re: regexp.MustCompile(`\bRateLimitError\b`),
+		kind: Wait, throttle: true, weak: true, needs: []string{"ratelimiterror"}},
+	// Spend and credit caps: a Stop unless they name when they lift.
+	{re: re(`\byou` + apostrophe + `ve\s+hit\s+your\s+(?:org` + apostrophe + `s\s+monthly|monthly|individual)\s+(?:spend|usage)\s+limit`),
+		kind: Stop, capped: true, lead: true, open: true, needs: []string{"hit", "limit"}},
+	{re: re(`\byou` + apostrophe + `re\s+out\s+of\s+(?:usage\s+credits|extra\s+usage)`),
+		kind: Stop, capped: true, lead: true, open: true, needs: []string{"out", "usage"}},
+	{re: re(`\byou\s+have\s+reached\s+your\s+specified\s+api\s+usage\s+limits`),
+		kind: Stop, capped: true, needs: []string{"specified"}},
+
+	// Stops.
+	{re: re(`\byour\s+usage\s+allocation\s+has\s+been\s+disabled`),
+		kind: Stop, lead: true, needs: []string{"allocation"}},
+	{re: re(`\byour\s+group` + apostrophe + `s\s+usage\s+limit\s+is\s+set\s+to\s+\$0`),
+		kind: Stop, lead: true, needs: []string{"$0"}},
+	{re: re(`\byour\s+org\s+is\s+out\s+of\s+usage`),
+		kind: Stop, lead: true, needs: []string{"out", "usage"}},
+	{re: re(`\byour\s+seat\s+type\s+doesn` + apostrophe + `t\s+include\s+(?:extra\s+)?usage`),
+		kind: Stop, lead: true, needs: []string{"seat"}},
+	{re: re(`\bthis\s+service\s+is\s+disabled\s+for\s+your\s+org`),
+		kind: Stop, lead: true, needs: []string{"service", "disabled"}},
+	{re: re(`\bcredit\s+balance\s+(?:is\s+)?too\s+low`),
+		kind: Stop, lead: true, needs: []string{"credit", "balance"}},
+	{re: re(`\byour\s+credit\s+balance\s+is\s+too\s+low\s+to\s+access\s+the\s+(?:anthropic|claude)\s+api`),
+		kind: Stop, needs: []string{"credit", "balance"}},
+	{re: re(`\bthis\s+organization\s+has\s+been\s+disabled`),
+		kind: Stop, lead: true, needs: []string{"organization", "disabled"}},
+	{re: re(`\byour\s+organization\s+has\s+disabled\s+claude\s+subscription\s+access`),
+		kind: Stop, lead: true, needs: []string{"subscription"}},
+	{re: re(`\bextra\s+usage\s+is\s+required\s+for`),
+		kind: Stop, lead: true, needs: []string{"required", "usage"}},
+	{re: re(`\byou\s+have\s+no\s+quota\b`),
+		kind: Stop, lead: true, needs: []string{"quota"}},
+	{re: re(`\bquota\s+exceeded\.\s+upgrade\s+to\s+increase\s+your\s+limit`),
+		kind: Stop, lead: true, needs: []string{"upgrade", "quota"}},
+	{re: re(`\bthis\s+request\s+requires\s+more\s+credits`),
+		kind: Stop, lead: true, needs: []string{"requires", "credits"}},
+	{re: re(`\bcreate\s+a\s+key\s+with\s+a\s+higher\s+monthly\s+limit`),
+		kind: Stop, needs: []string{"higher", "monthly"}},
+	{re: re(`\btoo\s+many\s+free\s+trial\s+accounts\s+used\s+on\s+this\s+machine`),
+		kind: Stop, lead: true, needs: []string{"trial"}},
+	{re: re(`\bget\s+cursor\s+pro\b`),
+		kind: Stop, needs: []string{"cursor"}},
+	{re: re(`\byou\s+have\s+no\s+credits\s+remaining\b`),
+		kind: Stop, lead: true, needs: []string{"credits", "remaining"}},
+	// A 402 as a client prints it ("HTTP 402 Payment Required from
+	// https://api.deepseek.com/..."); a package registry's 402 is a
+	// look-alike.
+	{re: re(`\b(?:HTTP\s+)?402\s+Payment\s+Required\b`),
+		kind: Stop, lead: true, weak: true, needs: []string{"402", "payment"}},
+}, codeFields()...)
+
+// codeFields are the rules for an error code in a field of a JSON object
+// or a Python dict ({"type":"rate_limit_error"}), one rule a code.
+func codeFields() []rule {
 	var rs []rule
 	for _, c := range []struct {
 		code     string
@@ -115,64 +227,188 @@ func errorObjects() []rule {
 		throttle bool
 	}{
 		{"rate_limit_error", Wait, true},
-		{"overloaded_error", Wait, true},
 		{"rate_limit_exceeded", Wait, true},
-		{"usage_limit_reached", Wait, false},
+		{"rate_limited", Wait, true},
+		{"overloaded_error", Wait, true},
 		{"resource_exhausted", Wait, true},
+		{"ratelimitexceeded", Wait, true},
+		{"throttling_error", Wait, true},
+		{"usage_limit_reached", Wait, false},
+		{"quota_exhausted", Wait, false},
 		{"insufficient_quota", Stop, false},
 		{"billing_hard_limit_reached", Stop, false},
 		{"billing_not_active", Stop, false},
+		{"quota_exceeded", Stop, false},
 	} {
-		rs = append(rs, rule{re: regexp.MustCompile(errorObject(c.code)), kind: c.kind, throttle: c.throttle, why: "API error ", words: []string{c.code}})
+		expr, need := codeField(c.code), c.code
+		if c.code == "overloaded_error" {
+			// Wrapped by a terminal: "overload     ed_error".
+			expr, need = codeField(`overload\s*ed_error`), "overload"
+		}
+		rs = append(rs, rule{re: re(expr), kind: c.kind, throttle: c.throttle, field: true, weak: c.kind != Stop,
+			why: "API error ", needs: []string{need}})
 	}
 	return rs
 }
 
-// errorObject matches `"error":{ ... "type":"<code>"` (or "code" or
-// "status" for the key), with straight, single or backslash-escaped
-// quotes, the code captured.
-func errorObject(code string) string {
+// codeField matches a field whose value is one of codes: "type":
+// "rate_limit_error", 'code': 'insufficient_quota', reason:
+// "RATE_LIMIT_EXCEEDED", with straight, single or backslash-escaped
+// quotes; the code is captured.
+func codeField(codes string) string {
 	q := `\\?["']`
-	return `(?i)` + q + `error` + q + `\s*:\s*\{[^{}]*?` + q + `(?:type|code|status)` + q + `\s*:\s*` + q + `(` + code + `)` + q
+	return q + `?(?:type|code|status|reason|error)` + q + `?\s*[:=]\s*` + q + `?(` + codes + `)\b`
 }
 
-// holds reports whether lower, a lower-cased text, contains all of words.
-func holds(lower string, words []string) bool {
-	for _, w := range words {
-		if !strings.Contains(lower, w) {
-			return false
+// lookalikes find the words of a text that looks like a limit but is
+// none, in a message: a request too large for the model's context or its
+// per-minute budget (waiting does not help, the request must change); a
+// test's failure about rate limiting (the code under test, not the
+// provider); documentation that explains an error (Cause: ... Solution:);
+// the rate limit of a package registry or of GitHub, which an agent's
+// build or tool met, not the model's provider. They overrule a message's
+// weak signs. They are in lower case and run on the lower-cased region, as
+// do dailyQuota and zeroQuota, each expression on its own: one alternation of
+// them all, folding case, cost most of the time of reading a region, where
+// each alone starts with a literal text the regexp package looks for
+// first.
+var lookalikes = compileAll(
+	`request\s+too\s+large`, `prompt\s+is\s+too\s+long`, `context[\s_](?:window|length|limit)`,
+	`maximum\s+(?:context|prompt)\s+length`, `max_tokens:\s*\d`, `exceeds?\s+the\s+model\s+limit`,
+	`model\s+token\s+limit`, `token\s+limit\s+exceeded`,
+	`---\s+fail`, `_test\.go:\d`, `assertionerror`, `\bgot\b[^\n]*\bwant\b`,
+	`\bcause:\s[^\n]*\bsolution:\s`,
+	`npm\s+err!`, `registry\.npmjs\.org`, `registry\.yarnpkg\.com`, `pypi\.org`, `files\.pythonhosted\.org`,
+	`crates\.io`, `proxy\.golang\.org`, `api\.github\.com`, `docker\.io`,
+)
+
+// dailyQuota finds a quota of a day in a message whose sign is a throttle:
+// Gemini's "Gemini 2.5 Pro Requests per day per user per tier" and
+// GenerateRequestsPerDayPerProjectPerModel, OpenRouter's
+// free-models-per-day. It is a usage window, not a throttle.
+var dailyQuota = compileAll(`per[-_ ]?day`, `\bdaily\b`)
+
+// zeroQuota finds a quota of zero: Gemini's "limit: 0" and
+// quota_limit_value "0", when a plan does not include a model at all. No
+// waiting lifts it.
+var zeroQuota = compileAll(`\blimit:\s*0\b`, `quota_limit_value"?\s+value:\s*"0"`)
+
+// compileAll compiles each expression (see lookalikes).
+func compileAll(exprs ...string) []*regexp.Regexp {
+	res := make([]*regexp.Regexp, len(exprs))
+	for i, e := range exprs {
+		res[i] = regexp.MustCompile(e)
+	}
+	return res
+}
+
+// anyMatches reports whether one of res matches s.
+func anyMatches(res []*regexp.Regexp, s string) bool {
+	for _, re := range res {
+		if re.MatchString(s) {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
-// tail is how far after a match findReset looks for when the limit lifts.
-const tail = 300
-
-// begins reports whether the match at text[at:] begins its line (see
-// rule.line). In a text that came from an agent's JSON event (firstLine),
-// it must also be on the text's first line that is not blank.
-func begins(text string, at int, firstLine bool) bool {
-	start := strings.LastIndexByte(text[:at], '\n') + 1
-	if firstLine && strings.TrimSpace(text[:start]) != "" {
+// leads reports whether the match at text[at:] leads its line (see
+// rule.lead): before it on its line stands nothing but decoration (a
+// bullet, a box, a timestamp, digits: no word), a label that ends in a colon ("API
+// Error:", "Error: 402", "[DEBUG] Output:", "Agent ... failed: ... API
+// Error:"), or the opening quote of a JSON or dict field that holds the
+// message ("message": "). Prose that quotes a message ("The docs say:
+// ...", `detected "You've hit your limit"`) does not lead.
+func leads(text string, at int) bool {
+	from := max(0, at-maxLead)
+	start := from + strings.LastIndexByte(text[from:at], '\n') + 1
+	p := strings.TrimRight(text[start:at], " \t")
+	switch {
+	case !hasWord(p):
+		return true
+	case opensField(p):
+		return true
+	}
+	p = strings.TrimRight(strings.TrimRight(p, "0123456789"), " \t") // "API Error: 400"
+	if !strings.HasSuffix(p, ":") {
 		return false
 	}
-	return labelOnly(text[start:at])
+	return endsWithLabel(p[:len(p)-1])
 }
 
-// labelOnly reports whether prefix holds no words but an "API Error:" or
-// "Error:" label.
-func labelOnly(prefix string) bool {
-	p := strings.ToLower(prefix)
-	p = strings.ReplaceAll(p, "api error:", "")
-	p = strings.ReplaceAll(p, "error:", "")
-	for _, r := range p {
-		if unicode.IsLetter(r) {
-			return false
+// maxLead bounds how far before a match leads looks for its line's start:
+// a message leads its line after at most this much decoration or label.
+const maxLead = 256
+
+// labels are the words that end a label before a message.
+var labels = []string{"error", "exception", "failed", "failure", "fatal", "output", "stderr", "stdout", "message", "msg", "reason", "warning", "detail", "details"}
+
+// endsWithLabel reports whether s ends with one of labels, as a word or
+// the end of one ("ApiError", "litellm.RateLimitError").
+func endsWithLabel(s string) bool {
+	for _, l := range labels {
+		if len(s) >= len(l) && strings.EqualFold(s[len(s)-len(l):], l) {
+			return true
 		}
 	}
-	return true
+	return false
 }
+
+// opensField reports whether p ends with the opening quote of a field
+// that holds a message: "message": ", 'error': ', \"message\":\".
+func opensField(p string) bool {
+	if !strings.HasSuffix(p, `"`) && !strings.HasSuffix(p, "'") {
+		return false
+	}
+	p = strings.TrimRight(strings.TrimRight(p, `"'\`), " \t")
+	if !strings.HasSuffix(p, ":") && !strings.HasSuffix(p, "=") {
+		return false
+	}
+	key := strings.TrimRight(p[:len(p)-1], " \t\"'\\")
+	for _, k := range []string{"message", "msg", "error", "detail", "description", "text", "result"} {
+		if len(key) >= len(k) && strings.EqualFold(key[len(key)-len(k):], k) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasWord reports whether s holds a word: two letters in a row. A single
+// letter is decoration: the T and Z of a timestamp, the ℹ of a notice.
+func hasWord(s string) bool {
+	letters := 0
+	for _, r := range s {
+		if !unicode.IsLetter(r) {
+			letters = 0
+			continue
+		}
+		if letters++; letters == 2 {
+			return true
+		}
+	}
+	return false
+}
+
+// inObject reports whether text[at:] stands inside a JSON object or a
+// Python dict: an unclosed '{' before it, within maxObject bytes.
+func inObject(text string, at int) bool {
+	depth := 0
+	for i := at - 1; i >= 0 && i >= at-maxObject; i-- {
+		switch text[i] {
+		case '}':
+			depth++
+		case '{':
+			if depth == 0 {
+				return true
+			}
+			depth--
+		}
+	}
+	return false
+}
+
+// maxObject is how far back inObject looks for the object's '{'.
+const maxObject = 4 << 10
 
 // onFirstLine reports whether text[at:] is on text's first line that is
 // not blank.
@@ -195,7 +431,7 @@ func (r *rule) describe(text string, m []int) string {
 		return strings.Join(strings.Fields(text[m[0]:m[1]]), " ")
 	}
 	if len(m) >= 4 && m[2] >= 0 {
-		return r.why + text[m[2]:m[3]]
+		return r.why + strings.Join(strings.Fields(text[m[2]:m[3]]), "")
 	}
 	return r.why
 }

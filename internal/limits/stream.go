@@ -45,23 +45,11 @@ func decodeEvent(line string) (event, bool) {
 	return ev, true
 }
 
-// segments splits w into what the rules read. Lines that are Claude Code
-// stream-json events are read as events:
-//
-//   - "user" events are left out. They carry tool results, which may quote
-//     a limit message without being one: ralph-claude-code's bug #183 took
-//     a tool result that mentioned a "5-hour limit" for the limit itself.
-//   - A "rate_limit_event" whose rate_limit_info.status is "rejected" is a
-//     Wait until its resetsAt (Unix seconds), unless isUsingOverage says
-//     the run goes on on extra usage. Status "allowed" and
-//     "allowed_warning" are no limit.
-//   - A "result" with is_error true and api_error_status 429 or 529 is a
-//     Wait; its result text is read as well.
-//   - The text blocks of an "assistant" event are read.
-//
-// Other JSON lines (an API error body, a system event) and all other lines
-// are plain text. Consecutive plain lines form one segment, so that a
-// message wrapped over two lines is read whole.
+// segments splits w into what a host's patterns read, as the scanner reads
+// it (see scanner): the plain text between events, and the texts of
+// "result" and "assistant" events; "user" events are left out.
+// Consecutive plain lines form one segment, so that a message wrapped over
+// two lines is read whole.
 func segments(w string, now time.Time) []segment {
 	var segs []segment
 	var plain []string
@@ -80,7 +68,7 @@ func segments(w string, now time.Time) []segment {
 		line = strings.TrimSuffix(line, "\r")
 		ev, ok := decodeEvent(line)
 		var result string
-		isResult := ok && (ev.Type == "result" || ev.Type == "" && json.Unmarshal(ev.Result, &result) == nil)
+		isResult := ok && (ev.Type == "result" || ev.Type == "" && unmarshal(ev.Result, &result))
 		switch {
 		case ok && ev.Type == "user":
 			flush()
@@ -91,14 +79,10 @@ func segments(w string, now time.Time) []segment {
 			}
 		case isResult:
 			flush()
-			var isError bool
-			var status int
-			_ = json.Unmarshal(ev.IsError, &isError)
-			_ = json.Unmarshal(ev.APIErrorStatus, &status)
-			if isError && (status == 429 || status == 529) {
-				segs = append(segs, segment{event: &finding{kind: Wait, throttle: true, why: "Claude Code API error " + strconv.Itoa(status)}})
+			if f, ok := resultStatus(ev); ok {
+				segs = append(segs, segment{event: &f})
 			}
-			if json.Unmarshal(ev.Result, &result) == nil {
+			if unmarshal(ev.Result, &result) {
 				addText(result)
 			}
 		case ok && ev.Type == "assistant":
@@ -112,6 +96,24 @@ func segments(w string, now time.Time) []segment {
 	}
 	flush()
 	return segs
+}
+
+// unmarshal decodes raw into v, and reports whether it could.
+func unmarshal(raw json.RawMessage, v any) bool {
+	return json.Unmarshal(raw, v) == nil
+}
+
+// resultStatus reads a "result" event: with is_error true and
+// api_error_status 429 or 529 it is a throttle.
+func resultStatus(ev event) (finding, bool) {
+	var isError bool
+	var status int
+	_ = json.Unmarshal(ev.IsError, &isError)
+	_ = json.Unmarshal(ev.APIErrorStatus, &status)
+	if !isError || status != 429 && status != 529 {
+		return finding{}, false
+	}
+	return finding{kind: Wait, throttle: true, why: "Claude Code API error " + strconv.Itoa(status)}, true
 }
 
 // rateLimitEvent reads the rate_limit_info of a rate_limit_event.

@@ -3,6 +3,16 @@
 //
 //	go run ./internal/perftable            # from the repository root
 //	go run ./internal/perftable -count 10  # more runs per benchmark
+//	go run ./internal/perftable -only 'ExtractError/1MB|RecordError1KB'
+//
+// -only re-measures the rows of the library's table whose benchmark
+// matches, for a change that moved only those: the other rows, the
+// ratios unless all their rows are re-measured, and the fleet's table
+// keep their figures, and the table's first line says which rows were
+// re-measured, when and where (an earlier -only note gives way to it). A
+// busy machine moves every figure; re-measuring only a change's own rows
+// keeps the others from moving with it. The table should come from a
+// full run all the same, on a quiet machine.
 //
 // It runs each benchmark of the lists below with go test -bench -benchmem,
 // takes the median of the runs, and replaces the tables between the
@@ -19,7 +29,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -53,7 +65,9 @@ var benches = []bench{
 	{".", "./internal/errtext", "BenchmarkExtractError/1MB-plain", "`ExtractError` of 1 MB of plain text", ""},
 	{".", "./internal/errtext", "BenchmarkExtractError/1MB-stream-json", "`ExtractError` of 1 MB of stream-JSON", ""},
 	{".", "./internal/limits", "BenchmarkFromTextLongOutput", "provider-limit recognition in a 1 MB build log", ""},
+	{".", "./internal/limits", "BenchmarkFromTextNodeStack1KB", "provider-limit recognition in a 1 KB Node stack trace, no limit in it", ""},
 	{".", ".", "BenchmarkRecordError1KB", "`Record` of a 1 KB error, classified (a provider limit or not) and fingerprinted", ""},
+	{".", ".", "BenchmarkFingerprint1KB", "the fingerprint of that 1 KB error alone", ""},
 	{".", ".", "BenchmarkCheckRecordWithSpendCaps", "`Check` + `Record` with spend caps, reporting usage", ""},
 	{"protect", ".", "BenchmarkVerify100Files", "verifying 100 protected files after an iteration", ""},
 	{"protect", ".", "BenchmarkRefresh100Files", "taking stock of 100 unchanged protected files (their copies looked at, none written)", ""},
@@ -94,17 +108,34 @@ const (
 
 func main() {
 	count := flag.Int("count", 6, "runs of each benchmark; the table shows their median")
+	only := flag.String("only", "", "re-measure only the rows of the library's table whose benchmark matches this regular expression")
 	flag.Parse()
-	if err := run(*count); err != nil {
+	if err := run(*count, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "perftable:", err)
 		os.Exit(1)
 	}
 }
 
-func run(count int) error {
+func run(count int, only string) error {
+	rows := slices.Concat(benches, fleetBenches)
+	if only != "" {
+		re, err := regexp.Compile(only)
+		if err != nil {
+			return fmt.Errorf("-only: %w", err)
+		}
+		rows = nil
+		for _, b := range benches {
+			if re.MatchString(b.name) {
+				rows = append(rows, b)
+			}
+		}
+		if len(rows) == 0 {
+			return fmt.Errorf("-only %q matches no row of the table", only)
+		}
+	}
 	results := map[string]result{}
 	cpu := ""
-	for _, group := range groups(append(benches, fleetBenches...)) {
+	for _, group := range groups(rows) {
 		out, err := goTest(group, count)
 		if err != nil {
 			return err
@@ -122,13 +153,23 @@ func run(count int) error {
 		return err
 	}
 	machine := fmt.Sprintf("%s, %d cores, %s %s/%s, %s", cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH, time.Now().Format("2006-01-02"))
-	updated, err := replaceBetween(string(old), begin, end, table(results, machine, count))
+	var prev *previous
+	if only != "" {
+		t, err := between(string(old), begin, end)
+		if err != nil {
+			return err
+		}
+		prev = readPrevious(t, only)
+	}
+	updated, err := replaceBetween(string(old), begin, end, table(results, machine, count, prev))
 	if err != nil {
 		return err
 	}
-	updated, err = replaceBetween(updated, fleetBegin, fleetEnd, fleetTable(results, machine, count))
-	if err != nil {
-		return err
+	if only == "" {
+		updated, err = replaceBetween(updated, fleetBegin, fleetEnd, fleetTable(results, machine, count))
+		if err != nil {
+			return err
+		}
 	}
 	return os.WriteFile(guide, []byte(updated), 0o644)
 }

@@ -92,18 +92,33 @@ func median(rs []result) result {
 }
 
 // table renders the results as the guide's table, with the machine they
-// were measured on and the ratios under it.
-func table(results map[string]result, machine string, count int) string {
+// were measured on and the ratios under it. prev, for a run with -only, is
+// the table as it was: the rows not re-measured keep their figures, and
+// the ratios theirs unless all are re-measured.
+func table(results map[string]result, machine string, count int, prev *previous) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured by `go run ./internal/perftable` (median of %d runs) on %s.\n\n", count, machine)
+	if prev == nil {
+		fmt.Fprintf(&b, "Measured by `go run ./internal/perftable` (median of %d runs) on %s.\n\n", count, machine)
+	} else {
+		var names []string
+		for _, bn := range benches {
+			if _, ok := results[bn.name]; ok {
+				names = append(names, "`"+bn.name+"`")
+			}
+		}
+		fmt.Fprintf(&b, "%s%s`-only '%s'` (median of %d runs) on %s: %s.\n\n", prev.measured, remeasured, prev.only, count, machine, strings.Join(names, ", "))
+	}
 	b.WriteString("| benchmark | what it measures | time/op | B/op | allocs/op |\n|---|---|---|---|---|\n")
 	for _, bn := range benches {
 		r, ok := results[bn.name]
-		if !ok {
+		switch {
+		case ok:
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", bn.name, bn.what, duration(r.ns), count0(r.bytes), count0(r.allocs))
+		case prev != nil && prev.rows[bn.name] != "":
+			b.WriteString(prev.rows[bn.name] + "\n")
+		default:
 			fmt.Fprintf(&b, "| `%s` | %s | not measured | | |\n", bn.name, bn.what)
-			continue
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", bn.name, bn.what, duration(r.ns), count0(r.bytes), count0(r.allocs))
 	}
 	var notes []string
 	for _, q := range ratios {
@@ -113,10 +128,43 @@ func table(results map[string]result, machine string, count int) string {
 			notes = append(notes, fmt.Sprintf(q.text, slow.ns/fast.ns))
 		}
 	}
-	if len(notes) > 0 {
+	switch {
+	case prev != nil && len(notes) < len(ratios) && prev.ratios != "":
+		b.WriteString("\n" + prev.ratios + "\n")
+	case len(notes) > 0:
 		b.WriteString("\n" + strings.Join(notes, ", ") + ".\n")
 	}
 	return b.String()
+}
+
+// remeasured begins the note a run with -only adds to the table's first
+// line.
+const remeasured = " Re-measured with "
+
+// previous is the guide's table as an earlier run left it, read by a run
+// with -only.
+type previous struct {
+	measured string            // the first line, without an earlier -only note
+	rows     map[string]string // each row, by its benchmark
+	ratios   string            // the line of ratios under the table
+	only     string            // this run's -only expression
+}
+
+// readPrevious reads the table t, the text between the guide's markers.
+func readPrevious(t, only string) *previous {
+	p := &previous{rows: map[string]string{}, only: only}
+	for _, line := range strings.Split(t, "\n") {
+		switch {
+		case strings.HasPrefix(line, "Measured by "):
+			p.measured, _, _ = strings.Cut(line, remeasured)
+		case strings.HasPrefix(line, "| `Benchmark"):
+			name, _, _ := strings.Cut(line[len("| `"):], "`")
+			p.rows[name] = line
+		case line != "" && !strings.HasPrefix(line, "|"):
+			p.ratios = line
+		}
+	}
+	return p
 }
 
 // fleetTable renders the fleet's results: per connection and number of
@@ -158,6 +206,17 @@ func count0(v float64) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// between returns the text of the guide between the markers begin and
+// end.
+func between(guide, begin, end string) (string, error) {
+	i := strings.Index(guide, begin)
+	j := strings.Index(guide, end)
+	if i < 0 || j < i {
+		return "", fmt.Errorf("the guide has no %s ... %s markers", begin, end)
+	}
+	return guide[i+len(begin) : j], nil
 }
 
 // replaceBetween returns the guide with the text between the markers

@@ -52,7 +52,7 @@ func TestTableRendersEveryRowAndTheRatios(t *testing.T) {
 		"BenchmarkCorpusFingerprint":  {ns: 130000},
 		"BenchmarkCorpusRegexpChain":  {ns: 2860000, bytes: 658003, allocs: 2359},
 	}
-	got := table(results, "a machine", 6)
+	got := table(results, "a machine", 6, nil)
 	assert.Contains(t, got, "median of 6 runs) on a machine.")
 	assert.Contains(t, got, "| `BenchmarkCheckRecordSuccess` | `Check` + `RecordSuccess` on a closed circuit | 31 ns | 0 | 0 |")
 	assert.Contains(t, got, "| 2.86 ms | 658,003 | 2,359 |")
@@ -71,4 +71,24 @@ func TestReplaceTableKeepsTheRestOfTheGuide(t *testing.T) {
 
 	_, err = replaceBetween("no markers", begin, end, "x")
 	assert.Error(t, err)
+}
+
+// With -only, the rows not re-measured keep their figures and the ratios
+// theirs, and the first line says which rows were re-measured, in place
+// of an earlier such note.
+func TestTableWithOnlyKeepsTheOtherRows(t *testing.T) {
+	old := "\nMeasured by `go run ./internal/perftable` (median of 6 runs) on a machine, 2026-01-01. Re-measured with `-only 'X'` (median of 6 runs) on a machine: `BenchmarkX`.\n\n" +
+		"| benchmark | what it measures | time/op | B/op | allocs/op |\n|---|---|---|---|---|\n" +
+		"| `BenchmarkCheckRecordSuccess` | `Check` + `RecordSuccess` on a closed circuit | 112 ns | 0 | 0 |\n" +
+		"| `BenchmarkRecordError1KB` | old words | 15.9 µs | 3,016 | 23 |\n" +
+		"\n`Fingerprint` is 21.6× as fast as the regexp chain on the corpus, and takes 2.8× as long as MD5 alone.\n"
+	results := map[string]result{"BenchmarkRecordError1KB": {ns: 2100}}
+
+	got := table(results, "another machine, 2026-02-02", 4, readPrevious(old, "RecordError1KB"))
+	assert.Contains(t, got, "Measured by `go run ./internal/perftable` (median of 6 runs) on a machine, 2026-01-01. Re-measured with `-only 'RecordError1KB'` (median of 4 runs) on another machine, 2026-02-02: `BenchmarkRecordError1KB`.\n")
+	assert.NotContains(t, got, "BenchmarkX")
+	assert.Contains(t, got, "| `BenchmarkCheckRecordSuccess` | `Check` + `RecordSuccess` on a closed circuit | 112 ns | 0 | 0 |\n")
+	assert.Contains(t, got, "| `BenchmarkRecordError1KB` | `Record` of a 1 KB error, classified (a provider limit or not) and fingerprinted | 2.1 µs | 0 | 0 |\n")
+	assert.Contains(t, got, "| `BenchmarkRecordFailure1KB` | `RecordFailure` of a 1 KB Node stack trace | not measured | | |\n")
+	assert.Contains(t, got, "\n`Fingerprint` is 21.6× as fast as the regexp chain on the corpus, and takes 2.8× as long as MD5 alone.\n")
 }

@@ -1,0 +1,457 @@
+package limits
+
+import (
+	"sort"
+	"strings"
+	"time"
+)
+
+// The scanner reads a window of text once, front to back, a line at a
+// time, the way text/template/parse's lexer reads a template. Most text
+// holds no limit, and the scan must cost about what fingerprinting the
+// same text costs (it runs on every failed iteration), so the pass over
+// the bytes only looks for the words that limit messages are made of
+// (hasAnchor): "limit", "quota", "exhausted", "overloaded", "429", ... A
+// text without any is no limit, found without allocating.
+//
+// A line with such a word marks a region: the line with the lines around
+// it in its paragraph, a message and its context (a reset on the next
+// line, a JSON body over several). Only the last maxRegions regions are
+// read closely (decide): the built-in rules find the signs of a limit in
+// each, the region's words overrule or qualify them (a request too large,
+// a test's failure, a quota of a day or of zero), and each sign's reset is
+// read from the words after it.
+//
+// Lines that are stream-json events (Claude Code's --output-format
+// stream-json) are read as events: a "user" event's tool results are left
+// out, as they may only quote a limit (ralph-claude-code's bug #183); a
+// rejected rate_limit_event and a result with api_error_status 429 or 529
+// are limits by themselves; the texts of "result" and "assistant" events
+// are regions of their own, where a message counts only on the first line.
+// An event also ends the plain paragraph before it. A JSON line of another
+// kind (an API error body) is plain text.
+
+// maxRegions is how many regions, the last in the window, are read
+// closely.
+const maxRegions = maxHits
+
+// contextLines is how many lines of its paragraph before and after a line
+// with a limit's words are read with it.
+const contextLines = 8
+
+// maxRegion bounds a region's size, in bytes (a single longer line is read
+// whole).
+const maxRegion = 4 << 10
+
+// maxResetScan bounds how far after a sign its reset is looked for.
+const maxResetScan = 2 << 10
+
+// A region is a stretch of text that may hold a limit message, or a
+// finding that a stream-json event gave by itself.
+type region struct {
+	text string
+	// firstLine: the text came from an event, where a limit message is the
+	// whole text; a sign counts only on its first line that is not blank.
+	firstLine bool
+	event     *finding
+}
+
+// scanner is the state of one pass over a window. It allocates nothing
+// until it reads an event or finds a region.
+type scanner struct {
+	w   string
+	now time.Time
+
+	// The last regions, a ring: regions[i%maxRegions] for i < n.
+	regions [maxRegions]region
+	n       int
+
+	// The plain paragraph being read: where it starts, and the starts of
+	// its last contextLines lines (a ring, lines of them).
+	para   int
+	starts [contextLines]int
+	lines  int
+
+	// The region being gathered in it: w[from:to], and the lines read
+	// since its last line with a limit's words. done is where the last
+	// region ended: a region never reads text twice.
+	gathering bool
+	from, to  int
+	after     int
+	done      int
+}
+
+// read reads the window, line by line.
+func (s *scanner) read() {
+	for start := 0; start < len(s.w); {
+		end := strings.IndexByte(s.w[start:], '\n')
+		if end < 0 {
+			end = len(s.w)
+		} else {
+			end += start
+		}
+		s.line(start, end)
+		start = end + 1
+	}
+	s.endParagraph(len(s.w))
+}
+
+// line reads the line w[start:end].
+func (s *scanner) line(start, end int) {
+	if end > start && s.w[end-1] == '\r' {
+		end--
+	}
+	line := s.w[start:end]
+	if isObjectLine(line) && s.event(line) {
+		s.endParagraph(end + 1)
+		return
+	}
+	if strings.TrimSpace(line) == "" {
+		s.endParagraph(end + 1)
+		return
+	}
+	s.plain(start, end)
+}
+
+// plain reads the plain line w[start:end] of the paragraph.
+func (s *scanner) plain(start, end int) {
+	anchored := hasAnchor(s.w[start:end])
+	switch {
+	case anchored && s.gathering && end-s.from <= maxRegion:
+		s.to, s.after = end, 0
+	case anchored:
+		s.flush()
+		s.from = s.contextStart(start, end)
+		s.to, s.after, s.gathering = end, 0, true
+	case s.gathering && s.after < contextLines && end-s.from <= maxRegion:
+		s.to = end
+		s.after++
+	default:
+		s.flush()
+	}
+	s.starts[s.lines%contextLines] = start
+	s.lines++
+}
+
+// contextStart is where a region whose first line with a limit's words
+// is w[start:end] begins: up to contextLines lines before it in its
+// paragraph, within maxRegion, and after the last region.
+func (s *scanner) contextStart(start, end int) int {
+	from := start
+	for k := 1; k <= contextLines && k <= s.lines; k++ {
+		prev := s.starts[(s.lines-k)%contextLines]
+		if prev < s.para || prev < s.done || end-prev > maxRegion {
+			break
+		}
+		from = prev
+	}
+	return from
+}
+
+// flush ends the region being gathered.
+func (s *scanner) flush() {
+	if !s.gathering {
+		return
+	}
+	s.gathering = false
+	s.add(region{text: s.w[s.from:s.to]})
+	s.done = s.to
+}
+
+// endParagraph ends the paragraph; the next one starts at next.
+func (s *scanner) endParagraph(next int) {
+	s.flush()
+	s.para, s.lines = next, 0
+}
+
+// add keeps r among the last maxRegions regions.
+func (s *scanner) add(r region) {
+	s.regions[s.n%maxRegions] = r
+	s.n++
+}
+
+// isObjectLine reports whether line is a JSON object: the whole line, or
+// its end from the first `{"` on, as when a host writes "exit status 1:
+// {...}".
+func isObjectLine(line string) bool {
+	t := strings.TrimSpace(line)
+	i := strings.IndexByte(t, '{')
+	return i >= 0 && strings.HasSuffix(t, "}") && (i == 0 || strings.HasPrefix(t[i:], `{"`))
+}
+
+// event reads a line that is a JSON object, and reports whether it is a
+// stream-json event (read here) rather than plain text (an API error body,
+// read with the lines around it).
+func (s *scanner) event(line string) bool {
+	t := strings.TrimSpace(line)
+	if strings.HasPrefix(t, `{"type":"user"`) {
+		return true // a tool result: left out unread
+	}
+	if !hasAnchor(t) {
+		// Nothing a limit is made of. An event still parts the text around
+		// it, and other JSON can be let be: it holds no sign either.
+		return strings.HasPrefix(t, `{"type":"`)
+	}
+	ev, ok := decodeEvent(line)
+	if !ok {
+		return false
+	}
+	var result string
+	isResult := ev.Type == "result" || ev.Type == "" && unmarshal(ev.Result, &result)
+	switch {
+	case ev.Type == "user":
+	case ev.Type == "rate_limit_event":
+		s.flush()
+		if f, ok := rateLimitEvent(ev.RateLimitInfo, s.now); ok {
+			s.add(region{event: &f})
+		}
+	case isResult:
+		s.flush()
+		if f, ok := resultStatus(ev); ok {
+			s.add(region{event: &f})
+		}
+		if unmarshal(ev.Result, &result) {
+			s.eventText(result)
+		}
+	case ev.Type == "assistant":
+		s.flush()
+		for _, text := range assistantTexts(ev.Message) {
+			s.eventText(text)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// eventText reads the text of an event as a region of its own.
+func (s *scanner) eventText(text string) {
+	if hasAnchor(text) {
+		s.add(region{text: text, firstLine: true})
+	}
+}
+
+// A sign is a rule's match in a region's text: a limit, or an event's.
+type sign struct {
+	r    region
+	rule *rule
+	m    []int
+	next int // where the next sign in the region begins, or its end
+
+	daily, zero bool // the region's words: a quota of a day, of zero
+}
+
+// decide reads the regions closely and returns the limit the window shows
+// (see FromText): the last maxHits signs, of which outranks picks. The
+// regions are read from the last, until the signs are enough.
+func (s *scanner) decide() finding {
+	if s.n == 0 {
+		return finding{}
+	}
+	var signs []sign // in reverse text order
+	for i := s.n - 1; i >= 0 && i >= s.n-maxRegions && len(signs) < maxHits; i-- {
+		r := s.regions[i%maxRegions]
+		if r.event != nil {
+			signs = append(signs, sign{r: r})
+			continue
+		}
+		found := regionSigns(r)
+		for j := len(found) - 1; j >= 0; j-- {
+			signs = append(signs, found[j])
+		}
+	}
+	if len(signs) > maxHits {
+		signs = signs[:maxHits]
+	}
+	fs := make([]finding, len(signs))
+	for i, g := range signs {
+		fs[len(signs)-1-i] = g.finding(s.now)
+	}
+	return pick(fs)
+}
+
+// regionSigns returns the signs of a limit in r, in text order.
+func regionSigns(r region) []sign {
+	text := r.text
+	lower := strings.ToLower(text)
+	var signs []sign
+	for k := range rules {
+		rl := &rules[k]
+		if !holds(lower, rl.needs) {
+			continue
+		}
+		for _, m := range rl.re.FindAllStringSubmatchIndex(text, -1) {
+			switch {
+			case rl.lead && !leads(text, m[0]),
+				rl.open && runsOn(text, m[1]),
+				rl.field && !inObject(text, m[0]),
+				r.firstLine && !onFirstLine(text, m[0]):
+				continue
+			}
+			signs = append(signs, sign{r: r, rule: rl, m: m})
+		}
+	}
+	if len(signs) == 0 {
+		return nil
+	}
+	if anyMatches(lookalikes, lower) {
+		strong := signs[:0]
+		for _, g := range signs {
+			if !g.rule.weak {
+				strong = append(strong, g)
+			}
+		}
+		signs = strong
+	}
+	sort.SliceStable(signs, func(a, b int) bool { return signs[a].m[0] < signs[b].m[0] })
+	daily, zero := anyMatches(dailyQuota, lower), anyMatches(zeroQuota, lower)
+	for i := range signs {
+		signs[i].next = len(text)
+		if i+1 < len(signs) {
+			signs[i].next = signs[i+1].m[0]
+		}
+		signs[i].daily, signs[i].zero = daily, zero
+	}
+	return signs
+}
+
+// holds reports whether lower, a lower-cased text, contains all of words.
+func holds(lower string, words []string) bool {
+	for _, w := range words {
+		if !strings.Contains(lower, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// finding is what the sign g says, its reset read against now.
+func (g sign) finding(now time.Time) finding {
+	if g.rule == nil {
+		return *g.r.event
+	}
+	text, rl := g.r.text, g.rule
+	f := finding{kind: rl.kind, why: rl.describe(text, g.m), throttle: rl.throttle}
+	if f.kind == Wait && f.throttle && rl.weak && g.daily {
+		f.throttle = false // a generic sign whose quota is a day's: a usage window
+	}
+	if f.kind == Wait || rl.capped {
+		end := min(g.next, g.m[0]+maxResetScan)
+		if end < g.m[1] {
+			end = g.m[1]
+		}
+		f.reset = findReset(text[g.m[0]:end], now, f.throttle)
+	}
+	if rl.capped {
+		f.kind = Stop
+		if f.reset.named {
+			f.kind = Wait
+		}
+	}
+	if f.kind == Wait && g.zero {
+		f = finding{kind: Stop, why: f.why + " (a quota of 0)"}
+	}
+	return f
+}
+
+// hasAnchor reports whether s holds a word that limit messages are made
+// of (anchors), in any case. It is the scanner's pass over the bytes, and
+// must cost little on text that holds none: at each byte it looks up the
+// byte and the next in a table of the pairs of bytes that anchors are
+// keyed by (the "mi" of limit, the "qu" of quota: pairs rare in ordinary
+// output), and only where a pair stands compares the words around it.
+func hasAnchor(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		row := pairRows[s[i]]
+		if row == 0 {
+			continue
+		}
+		k := pairs[row%maxPairRows][s[i+1]]
+		if k == 0 {
+			continue
+		}
+		for _, a := range pairAnchors[k] {
+			if foldAt(s, i-a.at, a.word) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// anchors are the words hasAnchor looks for, in lower case: every limit
+// message holds one. at is where, in the word, the pair of bytes it is
+// keyed by starts: a pair whose first byte is rare in the error output of
+// compilers, test runners and stack traces (the m of limit, the q of
+// quota, the x of exhaust, the v of overload), so that the scan seldom
+// stops, and mispredicts seldom where it does not.
+var anchors = []struct {
+	word string
+	at   int
+}{
+	{"limit", 2}, {"many", 0}, {"demand", 2}, {"quota", 0}, {"exhaust", 1}, {"overload", 1},
+	{"credit", 0}, {"disabled", 4}, {"usage", 3}, {"billing", 0}, {"slow ", 3},
+	{"429", 1}, {"529", 1}, {"402", 0},
+}
+
+// maxPairRows bounds the rows of the pairs table: the first bytes of the
+// anchors' pairs.
+const maxPairRows = 16
+
+// The tables of hasAnchor: pairRows[c] is the row of the pairs that begin
+// with byte c (0: none), pairs[row][c] the index in pairAnchors of the
+// anchors keyed by the pair that ends with byte c (0: none). Both cases of
+// a letter have the same entries.
+var pairRows, pairs, pairAnchors = func() (rows [256]uint8, pairs [maxPairRows][256]uint8, words [][]struct {
+	word string
+	at   int
+}) {
+	n := 0
+	words = make([][]struct {
+		word string
+		at   int
+	}, 1)
+	for _, a := range anchors {
+		c0, c1 := a.word[a.at], a.word[a.at+1]
+		row := rows[c0]
+		if row == 0 {
+			n++
+			row = uint8(n)
+			rows[c0], rows[upper(c0)] = row, row
+		}
+		k := pairs[row][c1]
+		if k == 0 {
+			words = append(words, nil)
+			k = uint8(len(words) - 1)
+			pairs[row][c1], pairs[row][upper(c1)] = k, k
+		}
+		words[k] = append(words[k], a)
+	}
+	return rows, pairs, words
+}()
+
+// upper is the upper case of an ASCII letter, and any other byte itself.
+func upper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - 'a' + 'A'
+	}
+	return c
+}
+
+// foldAt reports whether s holds word, in any case, at s[i:]. word is in
+// lower case: letters, digits and spaces.
+func foldAt(s string, i int, word string) bool {
+	if i < 0 || len(s)-i < len(word) {
+		return false
+	}
+	for j := 0; j < len(word); j++ {
+		c := s[i+j]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != word[j] {
+			return false
+		}
+	}
+	return true
+}
