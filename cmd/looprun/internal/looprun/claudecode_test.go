@@ -119,7 +119,7 @@ func TestClaudeCodeRateLimitIsWaitedOut(t *testing.T) {
 		append([]string{"-p", "fix the tests"}, claudeFlags...)...)
 	require.Equal(t, exitLimit, code, out)
 	assert.Contains(t, out, "LIMIT")
-	assert.Contains(t, out, "Provider limit: Request rejected (429) (no reset time given: waiting 5m0s)")
+	assert.Contains(t, out, "Provider limit: This request would exceed your account's rate limit (no reset time given: waiting 5m0s)")
 	assert.Contains(t, out, "runs refused by the provider: 1 (counted as no iteration)")
 	assert.Contains(t, out, "iterations: 1 in this run, 1 in all (0 neutral); failures: 0")
 	assert.Len(t, p.env.Model.Turns(), 2, "the refused request, and the iteration run again")
