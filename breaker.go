@@ -568,42 +568,43 @@ func (b *CircuitBreaker) Stats() Stats {
 	defer b.unlock()
 	now := b.cfg.Now()
 	s := Stats{
-		Opens:               b.count.Opens,
-		ConsecutiveOpens:    b.count.ConsecutiveOpens,
-		Iterations:          b.count.Iterations,
-		NeutralIterations:   b.count.NeutralIterations,
-		ConsecutiveFailures: b.count.ConsecutiveFailures,
-		TotalFailures:       b.count.TotalFailures,
-		UniqueErrors:        b.errors.len(),
-		EvictedErrors:       b.errors.evicted,
-		ErrorCounts:         b.errors.snapshot(),
-
-		ConsecutiveNoProgress:        b.progress.ConsecutiveNoProgress,
-		ConsecutivePermissionDenials: b.progress.ConsecutivePermissionDenials,
-		LastProgress:                 b.progress.LastProgress,
-		OutputTrend:                  b.progress.outputTrend(),
-
-		SameErrorInARow:   b.count.SameErrorInARow,
-		LastProgressScore: b.count.LastProgressScore,
-
-		SameStepInARow:           b.count.SameStepInARow,
-		SameActionFailedInARow:   b.count.SameActionFailedInARow,
-		SameMessageInARow:        b.count.SameMessageInARow,
-		ConsecutiveCondensations: b.count.ConsecutiveCondensations,
-		Condensations:            b.count.Condensations,
-
+		Opens:             b.count.Opens,
+		ConsecutiveOpens:  b.count.ConsecutiveOpens,
+		Iterations:        b.count.Iterations,
+		NeutralIterations: b.count.NeutralIterations,
+		Failures: FailureStats{
+			Consecutive:     b.count.ConsecutiveFailures,
+			Total:           b.count.TotalFailures,
+			Unique:          b.errors.len(),
+			Evicted:         b.errors.evicted,
+			Counts:          b.errors.snapshot(),
+			SameErrorInARow: b.count.SameErrorInARow,
+		},
+		Progress: ProgressStats{
+			ConsecutiveNoProgress:        b.progress.ConsecutiveNoProgress,
+			ConsecutivePermissionDenials: b.progress.ConsecutivePermissionDenials,
+			LastProgress:                 b.progress.LastProgress,
+			OutputTrend:                  b.progress.outputTrend(),
+			LastScore:                    b.count.LastProgressScore,
+		},
+		Steps: StepStats{
+			SameStepInARow:           b.count.SameStepInARow,
+			SameActionFailedInARow:   b.count.SameActionFailedInARow,
+			SameMessageInARow:        b.count.SameMessageInARow,
+			ConsecutiveCondensations: b.count.ConsecutiveCondensations,
+			Condensations:            b.count.Condensations,
+		},
 		LimitedIterations: b.count.LimitedIterations,
-
-		Spend: b.spendAt(now),
+		Spend:             b.spendAt(now),
 	}
 	if limit, _, ok := b.limitAt(now); ok {
 		s.ProviderLimit, s.ProviderLimitUntil = limit, b.limit.until
 	}
-	s.ProgressScore, _ = b.stagnation.scoreSum()
+	s.Progress.Score, _ = b.stagnation.scoreSum()
 	s.Complete = b.completion.Complete
-	s.ConsecutiveDoneSignals = b.completion.ConsecutiveDoneSignals
-	s.ConsecutiveTestOnly = b.completion.ConsecutiveTestOnly
-	s.Plan = b.completion.Plan
+	s.Progress.ConsecutiveDoneSignals = b.completion.ConsecutiveDoneSignals
+	s.Progress.ConsecutiveTestOnly = b.completion.ConsecutiveTestOnly
+	s.Progress.Plan = b.completion.Plan
 	if b.cfg.Spend.MaxCallsPerHour > 0 {
 		s.Budget = b.budgetState(now)
 		if s.Budget.Used >= s.Budget.Limit {
@@ -611,15 +612,15 @@ func (b *CircuitBreaker) Stats() Stats {
 		}
 	}
 	if b.anyFailure {
-		s.LastFingerprint = formatFingerprint(b.lastFingerprint)
+		s.Failures.LastFingerprint = formatFingerprint(b.lastFingerprint)
 	}
-	s.ErrorSamples = b.samples.snapshot()
-	s.Task = b.tasks.Task
-	s.TaskIterations = b.tasks.TaskIterations
-	s.TaskFailures = b.tasks.TaskFailures
-	s.SkippedTasks = slices.Clone(b.tasks.skipped)
-	s.ConsecutiveTestDeclines = b.trends.ConsecutiveTestDeclines
-	s.ConsecutiveErrorRises = b.trends.ConsecutiveErrorRises
+	s.Failures.Samples = b.samples.snapshot()
+	s.Failures.Task = b.tasks.Task
+	s.Failures.TaskIterations = b.tasks.TaskIterations
+	s.Failures.TaskFailures = b.tasks.TaskFailures
+	s.Failures.SkippedTasks = slices.Clone(b.tasks.skipped)
+	s.Progress.ConsecutiveTestDeclines = b.trends.ConsecutiveTestDeclines
+	s.Progress.ConsecutiveErrorRises = b.trends.ConsecutiveErrorRises
 	if b.relapse.watching() {
 		s.RelapseWatch = max(b.cfg.RelapseWindow-b.relapse.Seen, 0)
 	}

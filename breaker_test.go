@@ -17,15 +17,15 @@ func TestThreeConsecutiveFailuresTrip(t *testing.T) {
 	b, _ := newTestBreaker(t, Config{})
 
 	b.Record(Iteration{})
-	assert.Equal(t, 0, b.Stats().ConsecutiveFailures)
+	assert.Equal(t, 0, b.Stats().Failures.Consecutive)
 	assert.False(t, b.RecordFailure(errA(10).Error()))
 	assert.False(t, b.RecordFailure(errA(11).Error()))
 	assert.True(t, b.RecordFailure(errA(12).Error()))
 
 	s := b.Stats()
 	assert.Equal(t, Open, s.State)
-	assert.Equal(t, 3, s.ConsecutiveFailures)
-	assert.Equal(t, 3, s.ErrorCounts[Fingerprint(errA(1).Error())])
+	assert.Equal(t, 3, s.Failures.Consecutive)
+	assert.Equal(t, 3, s.Failures.Counts[Fingerprint(errA(1).Error())])
 	assert.Equal(t, "3 consecutive failures (threshold: 3)", b.TripReason())
 	assert.Equal(t, ReasonConsecutiveFailures, s.Reason.Kind)
 }
@@ -44,9 +44,9 @@ func TestSameErrorTripsAcrossSuccesses(t *testing.T) {
 		require.Equal(t, Closed, b.State(), "iteration %d", i+1)
 	}
 	s := b.Stats()
-	assert.Equal(t, 0, s.ConsecutiveFailures)
-	assert.Equal(t, 4, s.TotalFailures)
-	assert.Equal(t, 4, s.ErrorCounts[Fingerprint(errA(1).Error())])
+	assert.Equal(t, 0, s.Failures.Consecutive)
+	assert.Equal(t, 4, s.Failures.Total)
+	assert.Equal(t, 4, s.Failures.Counts[Fingerprint(errA(1).Error())])
 
 	assert.True(t, b.RecordFailure(errA(99).Error()))
 	assert.Equal(t, "Same error repeated 5 times (threshold: 5)", b.TripReason())
@@ -65,7 +65,7 @@ func TestSameErrorTripsAcrossOtherErrors(t *testing.T) {
 	b.Record(Iteration{Err: errA(100)})
 	assert.True(t, b.IsTripped())
 	assert.Equal(t, "Same error repeated 5 times (threshold: 5)", b.TripReason())
-	assert.Equal(t, 2, b.Stats().UniqueErrors)
+	assert.Equal(t, 2, b.Stats().Failures.Unique)
 }
 
 // When both signals fire on the same iteration, consecutive failures win.
@@ -116,14 +116,14 @@ func TestStatsCountFailuresAndUniqueErrors(t *testing.T) {
 	s := b.Stats()
 	assert.Equal(t, Closed, s.State)
 	assert.Equal(t, 4, s.Iterations)
-	assert.Equal(t, 1, s.ConsecutiveFailures)
-	assert.Equal(t, 3, s.TotalFailures)
-	assert.Equal(t, 2, s.UniqueErrors)
-	assert.Equal(t, Fingerprint(errA(0).Error()), s.LastFingerprint)
+	assert.Equal(t, 1, s.Failures.Consecutive)
+	assert.Equal(t, 3, s.Failures.Total)
+	assert.Equal(t, 2, s.Failures.Unique)
+	assert.Equal(t, Fingerprint(errA(0).Error()), s.Failures.LastFingerprint)
 	assert.Equal(t, map[string]int{
 		Fingerprint(errA(0).Error()): 2,
 		Fingerprint(errB(0).Error()): 1,
-	}, s.ErrorCounts)
+	}, s.Failures.Counts)
 	assert.Equal(t, Reason{}, s.Reason)
 	assert.True(t, s.OpenedAt.IsZero())
 }
@@ -132,9 +132,9 @@ func TestStatsErrorCountsIsTheCallersCopy(t *testing.T) {
 	b, _ := newTestBreaker(t, Config{})
 	b.Record(Iteration{Err: errA(1)})
 	s := b.Stats()
-	s.ErrorCounts[Fingerprint(errA(1).Error())] = 100
-	s.ErrorCounts["deadbeef"] = 1
-	assert.Equal(t, map[string]int{Fingerprint(errA(1).Error()): 1}, b.Stats().ErrorCounts)
+	s.Failures.Counts[Fingerprint(errA(1).Error())] = 100
+	s.Failures.Counts["deadbeef"] = 1
+	assert.Equal(t, map[string]int{Fingerprint(errA(1).Error()): 1}, b.Stats().Failures.Counts)
 }
 
 func TestResetReturnsToTheInitialCondition(t *testing.T) {
@@ -146,7 +146,7 @@ func TestResetReturnsToTheInitialCondition(t *testing.T) {
 
 	b.Reset()
 	s := b.Stats()
-	assert.Equal(t, Stats{State: Closed, ErrorCounts: map[string]int{}}, s)
+	assert.Equal(t, Stats{State: Closed, Failures: FailureStats{Counts: map[string]int{}}}, s)
 	assert.Equal(t, "", b.TripReason())
 	assert.True(t, b.Check().Allow)
 	// The error history is gone: four more of the same error do not trip
@@ -226,8 +226,8 @@ func TestConcurrentUseCountsEveryIteration(t *testing.T) {
 	wg.Wait()
 	s := b.Stats()
 	assert.Equal(t, workers*per, s.Iterations)
-	assert.Equal(t, workers*per/2, s.TotalFailures)
-	assert.Equal(t, workers, s.UniqueErrors)
+	assert.Equal(t, workers*per/2, s.Failures.Total)
+	assert.Equal(t, workers, s.Failures.Unique)
 
 	// Trip it, let the cooldown pass, and race for the probe.
 	b2, clock2 := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: 1}})

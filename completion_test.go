@@ -32,7 +32,7 @@ func TestTwoDoneSignalsCompleteTheLoop(t *testing.T) {
 	s := b.Stats()
 	assert.Equal(t, d.Reason, s.Complete)
 	assert.Equal(t, 0, s.Opens)
-	assert.Equal(t, 0, s.TotalFailures)
+	assert.Equal(t, 0, s.Failures.Total)
 }
 
 func TestCompletionSignals(t *testing.T) {
@@ -74,7 +74,7 @@ func TestPlanCompleteReason(t *testing.T) {
 	b, _ := newTestBreaker(t, Config{})
 	b.Record(Iteration{Plan: &Plan{Done: 12}})
 	assert.Equal(t, "Complete: all 12 tasks of the plan are done", b.Check().Reason.String())
-	assert.Equal(t, Plan{Done: 12}, b.Stats().Plan)
+	assert.Equal(t, Plan{Done: 12}, b.Stats().Progress.Plan)
 }
 
 // A loop that stalls is stopped as stalled, never as complete.
@@ -121,7 +121,7 @@ func TestCompleteLoopStaysCompleteUntilReset(t *testing.T) {
 	s := b.Stats()
 	assert.Equal(t, ReasonDoneSignals, s.Complete.Kind)
 	assert.Equal(t, Closed, s.State)
-	assert.Equal(t, 5, s.TotalFailures)
+	assert.Equal(t, 5, s.Failures.Total)
 
 	b.Reset()
 	assert.True(t, b.Check().Allow)
@@ -174,9 +174,9 @@ func TestCompletionSurvivesARestart(t *testing.T) {
 	restarted, _ := newTestBreaker(t, Config{})
 	require.NoError(t, restarted.Restore(roundTrip(t, b.Snapshot())))
 	s := restarted.Stats()
-	assert.Equal(t, 2, s.ConsecutiveTestOnly)
-	assert.Equal(t, 1, s.ConsecutiveDoneSignals)
-	assert.Equal(t, Plan{Done: 2, Remaining: 3}, s.Plan)
+	assert.Equal(t, 2, s.Progress.ConsecutiveTestOnly)
+	assert.Equal(t, 1, s.Progress.ConsecutiveDoneSignals)
+	assert.Equal(t, Plan{Done: 2, Remaining: 3}, s.Progress.Plan)
 
 	restarted.Record(Iteration{Work: WorkTestsOnly})
 	done := restarted.Stats().Complete

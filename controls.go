@@ -31,7 +31,7 @@ func (b *CircuitBreaker) Resume() { b.manualClose(CauseResume) }
 // Skip does what Resume does, and is recorded in the history (and given
 // to [Config.OnStateChange]) as a skip (CauseSkip): the person chose to move
 // on to another task rather than retry the stuck one (exit.sh's "Skip").
-// The task the loop was on ([Stats.Task], the last one an iteration named)
+// The task the loop was on ([FailureStats.Task], the last one an iteration named)
 // goes on the list of skipped tasks ([CircuitBreaker.SkippedTasks]), so that the host, the
 // one that moves on, can pick another one; a loop that named no task
 // skips nothing.

@@ -23,12 +23,12 @@ func TestResumeClosesAndResetsTheCounters(t *testing.T) {
 	s := b.Stats()
 	assert.Equal(t, Closed, s.State)
 	assert.Equal(t, Reason{}, s.Reason)
-	assert.Zero(t, s.ConsecutiveFailures)
-	assert.Zero(t, s.UniqueErrors)
-	assert.Empty(t, s.ErrorCounts)
-	assert.Zero(t, s.ConsecutiveNoProgress)
-	assert.Equal(t, "", s.LastFingerprint)
-	assert.Equal(t, 3, s.TotalFailures, "totals are kept")
+	assert.Zero(t, s.Failures.Consecutive)
+	assert.Zero(t, s.Failures.Unique)
+	assert.Empty(t, s.Failures.Counts)
+	assert.Zero(t, s.Progress.ConsecutiveNoProgress)
+	assert.Equal(t, "", s.Failures.LastFingerprint)
+	assert.Equal(t, 3, s.Failures.Total, "totals are kept")
 	assert.Equal(t, 6, s.Iterations)
 	assert.Equal(t, 1, s.Opens)
 	assert.Equal(t, "OPEN -> CLOSED (resume) at iteration 6", s.History[len(s.History)-1].String())
@@ -48,7 +48,7 @@ func TestSkipIsResumeRecordedAsASkip(t *testing.T) {
 	skipped.Skip()
 	r, s := resumed.Stats(), skipped.Stats()
 	assert.Equal(t, Closed, s.State)
-	assert.Zero(t, s.UniqueErrors, "the counters start again")
+	assert.Zero(t, s.Failures.Unique, "the counters start again")
 	assert.Equal(t, "OPEN -> CLOSED (resume) at iteration 9", r.History[len(r.History)-1].String())
 	assert.Equal(t, "OPEN -> CLOSED (skip) at iteration 9", s.History[len(s.History)-1].String())
 	s.History[len(s.History)-1].Cause = CauseResume
@@ -65,7 +65,7 @@ func TestSkipOnAClosedCircuitIsRecorded(t *testing.T) {
 	b.Record(Iteration{Err: errA(1)})
 	b.Skip()
 	assert.Equal(t, []string{"CLOSED -> CLOSED (skip) at iteration 1"}, transitions(b.Stats().History))
-	assert.Zero(t, b.Stats().ConsecutiveFailures)
+	assert.Zero(t, b.Stats().Failures.Consecutive)
 }
 
 // Seed 004's Abort: the circuit stays open, and no cooldown ends it; only

@@ -16,20 +16,20 @@ func TestErrorHistoryEvictsLeastRecentlySeen(t *testing.T) {
 		b.RecordFailure(msg)
 	}
 	s := b.Stats()
-	assert.Equal(t, 3, s.UniqueErrors)
-	assert.Equal(t, 1, s.EvictedErrors)
+	assert.Equal(t, 3, s.Failures.Unique)
+	assert.Equal(t, 1, s.Failures.Evicted)
 	assert.Equal(t, map[string]int{
 		Fingerprint("error a"): 2, // seen again, so b was the oldest
 		Fingerprint("error c"): 1,
 		Fingerprint("error d"): 1,
-	}, s.ErrorCounts)
+	}, s.Failures.Counts)
 
 	// An evicted error that comes back starts counting again.
 	b.RecordFailure("error b")
 	s = b.Stats()
-	assert.Equal(t, 1, s.ErrorCounts[Fingerprint("error b")])
-	assert.NotContains(t, s.ErrorCounts, Fingerprint("error c"))
-	assert.Equal(t, 2, s.EvictedErrors)
+	assert.Equal(t, 1, s.Failures.Counts[Fingerprint("error b")])
+	assert.NotContains(t, s.Failures.Counts, Fingerprint("error c"))
+	assert.Equal(t, 2, s.Failures.Evicted)
 }
 
 func TestErrorHistoryRecencyOrderUnderChurn(t *testing.T) {
@@ -73,10 +73,10 @@ func TestMillionDistinctErrorsStayBounded(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	s := b.Stats()
-	require.Equal(t, n, s.TotalFailures)
-	assert.Equal(t, DefaultConfig().Failures.MaxFingerprints, s.UniqueErrors)
+	require.Equal(t, n, s.Failures.Total)
+	assert.Equal(t, DefaultConfig().Failures.MaxFingerprints, s.Failures.Unique)
 	// Every error was new (but for the odd 32-bit fingerprint collision).
-	assert.InDelta(t, n, s.EvictedErrors+s.UniqueErrors, 50)
+	assert.InDelta(t, n, s.Failures.Evicted+s.Failures.Unique, 50)
 	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 	t.Logf("heap grew by %d KB for %d errors", grown/1024, n)
 	assert.Less(t, grown, int64(4<<20), "heap grew by %d bytes", grown)

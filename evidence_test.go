@@ -28,11 +28,11 @@ func TestErrorSamplesKeepTheFirstAndTheLatestText(t *testing.T) {
 	assert.Equal(t, map[string]ErrorSample{
 		fpA: {First: errA(42).Error(), Latest: errA(99).Error()},
 		fpB: {First: errB(7).Error(), Latest: errB(7).Error()},
-	}, s.ErrorSamples)
-	assert.Equal(t, 3, s.ErrorCounts[fpA])
+	}, s.Failures.Samples)
+	assert.Equal(t, 3, s.Failures.Counts[fpA])
 
-	s.ErrorSamples[fpA] = ErrorSample{}
-	assert.Equal(t, errA(42).Error(), b.Stats().ErrorSamples[fpA].First, "the caller's copy")
+	s.Failures.Samples[fpA] = ErrorSample{}
+	assert.Equal(t, errA(42).Error(), b.Stats().Failures.Samples[fpA].First, "the caller's copy")
 }
 
 // The same-error trip's reason keeps ralph-starter's text word for word,
@@ -134,11 +134,11 @@ func TestErrorSamplesAreBounded(t *testing.T) {
 		b.RecordFailure(e)
 	}
 	s := b.Stats()
-	assert.Len(t, s.ErrorCounts, 3, "the counts are kept for every fingerprint")
+	assert.Len(t, s.Failures.Counts, 3, "the counts are kept for every fingerprint")
 	assert.Equal(t, map[string]ErrorSample{
 		Fingerprint(errs[1]): {First: errs[1], Latest: errs[1]},
 		Fingerprint(errs[2]): {First: errs[2], Latest: errs[2]},
-	}, s.ErrorSamples)
+	}, s.Failures.Samples)
 
 	b.RecordFailure(errs[1]) // 'b' is the most recent now, 'c' the older
 	b.RecordFailure("KeyError: 'a' ")
@@ -146,7 +146,7 @@ func TestErrorSamplesAreBounded(t *testing.T) {
 	assert.Equal(t, map[string]ErrorSample{
 		Fingerprint(errs[0]): {First: "KeyError: 'a'", Latest: "KeyError: 'a'"},
 		Fingerprint(errs[1]): {First: errs[1], Latest: errs[1]},
-	}, s.ErrorSamples)
+	}, s.Failures.Samples)
 }
 
 // The samples never outnumber the fingerprints of the error history.
@@ -156,10 +156,10 @@ func TestErrorSamplesFollowTheErrorHistory(t *testing.T) {
 		b.RecordFailure(e)
 	}
 	s := b.Stats()
-	require.Len(t, s.ErrorCounts, 2)
-	assert.Len(t, s.ErrorSamples, 2)
-	for fp := range s.ErrorSamples {
-		assert.Contains(t, s.ErrorCounts, fp)
+	require.Len(t, s.Failures.Counts, 2)
+	assert.Len(t, s.Failures.Samples, 2)
+	for fp := range s.Failures.Samples {
+		assert.Contains(t, s.Failures.Counts, fp)
 	}
 }
 
@@ -174,7 +174,7 @@ func TestNoErrorSamplesWhenSwitchedOff(t *testing.T) {
 	}
 	s := b.Stats()
 	require.Equal(t, ReasonSameError, s.Reason.Kind)
-	assert.Nil(t, s.ErrorSamples)
+	assert.Nil(t, s.Failures.Samples)
 	assert.Empty(t, s.Reason.Sample)
 	data, err := json.Marshal(b.Snapshot())
 	require.NoError(t, err)
@@ -191,9 +191,9 @@ func TestManualControlsForgetTheSamples(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b, _ := newTestBreaker(t, Config{})
 			b.RecordFailure("boom")
-			require.Len(t, b.Stats().ErrorSamples, 1)
+			require.Len(t, b.Stats().Failures.Samples, 1)
 			control(b)
-			assert.Nil(t, b.Stats().ErrorSamples)
+			assert.Nil(t, b.Stats().Failures.Samples)
 		})
 	}
 }
@@ -205,18 +205,18 @@ func TestErrorSamplesSurviveARestart(t *testing.T) {
 	for _, e := range []string{"KeyError: 'a'", "KeyError: 'b'", "KeyError: 'c'"} {
 		b.RecordFailure(e)
 	}
-	before := b.Stats().ErrorSamples
+	before := b.Stats().Failures.Samples
 
 	same, _ := restart(t, b, Config{Failures: FailureRules{MaxConsecutive: -1}}, clock.Now())
-	assert.Equal(t, before, same.Stats().ErrorSamples)
+	assert.Equal(t, before, same.Stats().Failures.Samples)
 
 	smaller, _ := restart(t, b, Config{Failures: FailureRules{MaxConsecutive: -1, MaxSamples: 1}}, clock.Now())
 	assert.Equal(t, map[string]ErrorSample{
 		Fingerprint("KeyError: 'c'"): {First: "KeyError: 'c'", Latest: "KeyError: 'c'"},
-	}, smaller.Stats().ErrorSamples)
+	}, smaller.Stats().Failures.Samples)
 
 	none, _ := restart(t, b, Config{Failures: FailureRules{MaxConsecutive: -1, MaxSamples: -1}}, clock.Now())
-	assert.Nil(t, none.Stats().ErrorSamples)
+	assert.Nil(t, none.Stats().Failures.Samples)
 }
 
 // The worst-case snapshot of the default error history, with the most

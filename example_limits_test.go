@@ -56,7 +56,7 @@ func Example_providerLimit() {
 		now = now.Add(10 * time.Minute)
 	}
 	s := cb.Stats()
-	fmt.Println("failures:", s.TotalFailures, "limited:", s.LimitedIterations)
+	fmt.Println("failures:", s.Failures.Total, "limited:", s.LimitedIterations)
 	// Output:
 	// 13:00 iteration: <nil>
 	// 13:10 iteration: You've hit your limit · resets 3pm (UTC)

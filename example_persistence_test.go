@@ -110,7 +110,7 @@ func ExampleCircuitBreaker_Resume() {
 
 	cb.Resume() // closed, and the counts start again
 	cb.RecordFailure("KeyError: 'user_id'")
-	fmt.Println(cb.State(), cb.Stats().ErrorCounts[loopbreaker.Fingerprint("KeyError: 'user_id'")])
+	fmt.Println(cb.State(), cb.Stats().Failures.Counts[loopbreaker.Fingerprint("KeyError: 'user_id'")])
 
 	cb.Skip() // the same, recorded as a skip
 	cb.Abort()

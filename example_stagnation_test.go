@@ -49,7 +49,7 @@ func Example_progressScore() {
 	for i, p := range iterations {
 		cb.Record(loopbreaker.Iteration{Progress: &p})
 		s := cb.Stats()
-		fmt.Printf("iteration %d: score %+d, %s\n", i+1, s.LastProgressScore, s.State)
+		fmt.Printf("iteration %d: score %+d, %s\n", i+1, s.Progress.LastScore, s.State)
 	}
 	fmt.Println(cb.TripReason())
 	// Output:
@@ -95,7 +95,7 @@ func ExampleDefaultClassify() {
 	cancel()
 	cb.Record(loopbreaker.Iteration{Err: fmt.Errorf("agent: %w", ctx.Err())})
 	s := cb.Stats()
-	fmt.Println(loopbreaker.DefaultClassify(ctx.Err()), s.Iterations, s.NeutralIterations, s.ConsecutiveFailures)
+	fmt.Println(loopbreaker.DefaultClassify(ctx.Err()), s.Iterations, s.NeutralIterations, s.Failures.Consecutive)
 	// Output:
 	// neutral 0 1 0
 }

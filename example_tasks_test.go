@@ -53,7 +53,7 @@ func ExampleErrorSample() {
 		cb.RecordSuccess()
 	}
 	s := cb.Stats()
-	sample := s.ErrorSamples[s.LastFingerprint]
+	sample := s.Failures.Samples[s.Failures.LastFingerprint]
 	fmt.Println("first: ", sample.First)
 	fmt.Println("latest:", sample.Latest)
 	fmt.Println(s.Reason)

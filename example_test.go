@@ -132,8 +132,8 @@ func ExampleCircuitBreaker_Stats() {
 	cb.RecordSuccess()
 	cb.RecordFailure("disk full")
 	s := cb.Stats()
-	fmt.Println(s.State, s.ConsecutiveFailures, s.TotalFailures, s.UniqueErrors)
-	fmt.Println(s.ErrorCounts[loopbreaker.Fingerprint("timeout after 1s")])
+	fmt.Println(s.State, s.Failures.Consecutive, s.Failures.Total, s.Failures.Unique)
+	fmt.Println(s.Failures.Counts[loopbreaker.Fingerprint("timeout after 1s")])
 	// Output:
 	// CLOSED 1 3 2
 	// 2

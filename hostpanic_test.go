@@ -91,7 +91,7 @@ func TestClockPanicLeavesNoLockHeld(t *testing.T) {
 			after := b.Stats()
 			assert.Equal(t, before.State, after.State)
 			assert.Equal(t, before.Iterations, after.Iterations, "the iteration that panicked is left unrecorded")
-			assert.Equal(t, before.ConsecutiveFailures, after.ConsecutiveFailures)
+			assert.Equal(t, before.Failures.Consecutive, after.Failures.Consecutive)
 			assert.Equal(t, before.Spend, after.Spend, "nothing spent")
 			assert.Equal(t, before.ProviderLimit, after.ProviderLimit, "no limit put in force")
 			requireUsable(t, b)
@@ -146,7 +146,7 @@ func TestCooldownPolicyPanicLeavesCircuitAsItWas(t *testing.T) {
 
 			s := b.Stats()
 			assert.Equal(t, Closed, s.State, "the circuit did not open")
-			assert.Equal(t, 3, s.ConsecutiveFailures, "the iteration is counted")
+			assert.Equal(t, 3, s.Failures.Consecutive, "the iteration is counted")
 			assert.Zero(t, s.Opens)
 			assert.Empty(t, s.History)
 

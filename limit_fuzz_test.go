@@ -93,7 +93,7 @@ func FuzzRecordLimitText(f *testing.F) {
 		s := b.Stats()
 		switch {
 		case d.Allow:
-			if s.TotalFailures+s.NeutralIterations != 1 {
+			if s.Failures.Total+s.NeutralIterations != 1 {
 				t.Fatalf("allowed after %+v", s)
 			}
 		case d.Reason.Kind == ReasonProviderLimit:

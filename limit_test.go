@@ -259,7 +259,7 @@ func TestHostLimitPatterns(t *testing.T) {
 	assert.Equal(t, ReasonProviderStopped, b.Check().Reason.Kind)
 	b.Resume()
 	b.Record(Iteration{Err: errors.New("ignore: You've hit your limit")})
-	assert.Equal(t, 1, b.Stats().ConsecutiveFailures, "the veto makes it an ordinary failure")
+	assert.Equal(t, 1, b.Stats().Failures.Consecutive, "the veto makes it an ordinary failure")
 }
 
 func TestLimitPatternsAreValidated(t *testing.T) {

@@ -38,11 +38,11 @@ func TestCancelledIterationIsNeutral(t *testing.T) {
 	b.Record(Iteration{Err: errCanceled, Progress: oneFile})
 	s := b.Stats()
 	assert.Equal(t, Closed, s.State)
-	assert.Equal(t, 2, s.ConsecutiveFailures, "not reset, not raised")
+	assert.Equal(t, 2, s.Failures.Consecutive, "not reset, not raised")
 	assert.Equal(t, 2, s.Iterations)
 	assert.Equal(t, 1, s.NeutralIterations)
-	assert.Equal(t, 2, s.UniqueErrors)
-	assert.True(t, s.LastProgress.IsZero(), "its progress is not counted either")
+	assert.Equal(t, 2, s.Failures.Unique)
+	assert.True(t, s.Progress.LastProgress.IsZero(), "its progress is not counted either")
 
 	b.Record(Iteration{Err: errA(2)})
 	assert.Equal(t, "3 consecutive failures (threshold: 3)", b.TripReason())
@@ -82,14 +82,14 @@ func TestClassifierDecidesHowErrorsCount(t *testing.T) {
 	b.Record(Iteration{Err: errA(2)})
 	b.Record(Iteration{Err: errNothingToDo})
 	s := b.Stats()
-	assert.Equal(t, 0, s.ConsecutiveFailures, "a success resets the count")
-	assert.Equal(t, 1, s.UniqueErrors, "and its error is not fingerprinted")
+	assert.Equal(t, 0, s.Failures.Consecutive, "a success resets the count")
+	assert.Equal(t, 1, s.Failures.Unique, "and its error is not fingerprinted")
 
 	b.Record(Iteration{Err: errInterrupted})
 	b.Record(Iteration{Err: context.Canceled})
 	s = b.Stats()
 	assert.Equal(t, 1, s.NeutralIterations, "the classifier replaces the default")
-	assert.Equal(t, 1, s.ConsecutiveFailures)
+	assert.Equal(t, 1, s.Failures.Consecutive)
 }
 
 // The classifier runs without the breaker's lock, so it may read the
@@ -118,8 +118,8 @@ func TestRecordFailureOfALimitTextPutsTheLimitInForce(t *testing.T) {
 	}
 	s := b.Stats()
 	assert.Equal(t, Closed, s.State)
-	assert.Zero(t, s.ConsecutiveFailures)
-	assert.Zero(t, s.TotalFailures)
+	assert.Zero(t, s.Failures.Consecutive)
+	assert.Zero(t, s.Failures.Total)
 	assert.Equal(t, 3, s.LimitedIterations)
 
 	d := b.Check()
@@ -130,7 +130,7 @@ func TestRecordFailureOfALimitTextPutsTheLimitInForce(t *testing.T) {
 	assert.Equal(t, reset.Sub(clock.Now()), d.RetryAfter)
 
 	b.RecordFailure("TypeError: x is undefined")
-	assert.Equal(t, 1, b.Stats().ConsecutiveFailures, "any other text is a failure")
+	assert.Equal(t, 1, b.Stats().Failures.Consecutive, "any other text is a failure")
 }
 
 // RecordFailure asks the host's classifier, as Record does.
@@ -145,7 +145,7 @@ func TestRecordFailureAsksTheClassifier(t *testing.T) {
 	assert.False(t, b.RecordFailure("context canceled"))
 	assert.Equal(t, []string{"context canceled"}, asked)
 	s := b.Stats()
-	assert.Zero(t, s.ConsecutiveFailures)
+	assert.Zero(t, s.Failures.Consecutive)
 	assert.Equal(t, 1, s.NeutralIterations)
 }
 

@@ -25,7 +25,7 @@ func TestNoProgressGivesOneMoreChanceThenOpens(t *testing.T) {
 
 	b.Record(Iteration{Progress: stalled})
 	assert.Equal(t, Closed, b.State())
-	assert.Equal(t, 1, b.Stats().ConsecutiveNoProgress)
+	assert.Equal(t, 1, b.Stats().Progress.ConsecutiveNoProgress)
 
 	b.Record(Iteration{Progress: stalled})
 	assert.Equal(t, HalfOpen, b.State())
@@ -57,8 +57,8 @@ func TestProgressInHalfOpenCloses(t *testing.T) {
 
 	s := b.Stats()
 	assert.Equal(t, Closed, s.State)
-	assert.Equal(t, 0, s.ConsecutiveNoProgress)
-	assert.Equal(t, clock.Now(), s.LastProgress)
+	assert.Equal(t, 0, s.Progress.ConsecutiveNoProgress)
+	assert.Equal(t, clock.Now(), s.Progress.LastProgress)
 	assert.Equal(t, "", b.TripReason())
 	// The count starts again from zero.
 	b.Record(Iteration{Progress: stalled})
@@ -88,9 +88,9 @@ func TestWhatCountsAsProgress(t *testing.T) {
 			if tt.prev != nil {
 				b.Record(Iteration{Progress: tt.prev})
 			}
-			before := b.Stats().ConsecutiveNoProgress
+			before := b.Stats().Progress.ConsecutiveNoProgress
 			b.Record(Iteration{Progress: &tt.p})
-			after := b.Stats().ConsecutiveNoProgress
+			after := b.Stats().Progress.ConsecutiveNoProgress
 			if tt.made {
 				assert.Equal(t, 0, after)
 			} else {
@@ -191,7 +191,7 @@ func TestFailureAndProgressAreIndependent(t *testing.T) {
 	s := b.Stats()
 	assert.Equal(t, Open, s.State)
 	assert.Equal(t, "3 consecutive failures (threshold: 3)", b.TripReason())
-	assert.Equal(t, 0, s.ConsecutiveNoProgress)
+	assert.Equal(t, 0, s.Progress.ConsecutiveNoProgress)
 
 	// And successes that change nothing still stall.
 	b2, _ := newTestBreaker(t, Config{})
@@ -199,7 +199,7 @@ func TestFailureAndProgressAreIndependent(t *testing.T) {
 		b2.Record(Iteration{Progress: stalled})
 	}
 	assert.Equal(t, "No progress in 3 consecutive iterations (threshold: 3)", b2.TripReason())
-	assert.Equal(t, 0, b2.Stats().TotalFailures)
+	assert.Equal(t, 0, b2.Stats().Failures.Total)
 }
 
 // The one more chance is a half-open probe: if it fails, the circuit opens
@@ -238,8 +238,8 @@ func TestStalledProbeStaysHalfOpen(t *testing.T) {
 
 func TestStatsShowProgressEvidence(t *testing.T) {
 	b, clock := newTestBreaker(t, Config{Progress: ProgressRules{MaxNoProgress: -1, OutputDeclinePercent: -1}})
-	assert.Nil(t, b.Stats().OutputTrend)
-	assert.True(t, b.Stats().LastProgress.IsZero())
+	assert.Nil(t, b.Stats().Progress.OutputTrend)
+	assert.True(t, b.Stats().Progress.LastProgress.IsZero())
 
 	for i := 1; i <= 12; i++ {
 		clock.Advance(time.Minute)
@@ -255,11 +255,11 @@ func TestStatsShowProgressEvidence(t *testing.T) {
 	b.Record(Iteration{}) // unmeasured: changes nothing below
 
 	s := b.Stats()
-	assert.Equal(t, []int{300, 400, 500, 600, 700, 800, 900, 1000, 1100, 1200}, s.OutputTrend)
-	assert.Equal(t, 7, s.ConsecutiveNoProgress)
-	assert.Equal(t, 2, s.ConsecutivePermissionDenials)
-	assert.Equal(t, newFakeClock().Now().Add(5*time.Minute), s.LastProgress)
+	assert.Equal(t, []int{300, 400, 500, 600, 700, 800, 900, 1000, 1100, 1200}, s.Progress.OutputTrend)
+	assert.Equal(t, 7, s.Progress.ConsecutiveNoProgress)
+	assert.Equal(t, 2, s.Progress.ConsecutivePermissionDenials)
+	assert.Equal(t, newFakeClock().Now().Add(5*time.Minute), s.Progress.LastProgress)
 
-	s.OutputTrend[0] = -1
-	assert.Equal(t, 300, b.Stats().OutputTrend[0], "a copy")
+	s.Progress.OutputTrend[0] = -1
+	assert.Equal(t, 300, b.Stats().Progress.OutputTrend[0], "a copy")
 }

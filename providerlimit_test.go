@@ -39,10 +39,10 @@ func TestProviderLimitsAreNoFailures(t *testing.T) {
 	assert.Equal(t, Closed, s.State)
 	assert.Equal(t, 1, s.Iterations, "the limited iterations are not iterations")
 	assert.Equal(t, 3, s.LimitedIterations)
-	assert.Equal(t, 1, s.ConsecutiveFailures, "not raised, not reset")
-	assert.Equal(t, 1, s.TotalFailures)
-	assert.Equal(t, 1, s.UniqueErrors, "no fingerprint counted toward same-error")
-	assert.Equal(t, 0, s.ConsecutiveNoProgress, "no progress rule counts them")
+	assert.Equal(t, 1, s.Failures.Consecutive, "not raised, not reset")
+	assert.Equal(t, 1, s.Failures.Total)
+	assert.Equal(t, 1, s.Failures.Unique, "no fingerprint counted toward same-error")
+	assert.Equal(t, 0, s.Progress.ConsecutiveNoProgress, "no progress rule counts them")
 	assert.Equal(t, 0, s.Opens)
 
 	b.Record(Iteration{Err: errA(2)})
@@ -288,7 +288,7 @@ func TestObserveLimitDuringAnIteration(t *testing.T) {
 	assert.Equal(t, time.Hour, b.Check().RetryAfter, "an unknown kind counts as a usage limit")
 
 	b.Record(Iteration{Err: errA(1)})
-	assert.Equal(t, 1, b.Stats().ConsecutiveFailures, "the iteration's outcome counts as ever")
+	assert.Equal(t, 1, b.Stats().Failures.Consecutive, "the iteration's outcome counts as ever")
 	assert.Equal(t, 0, b.Stats().LimitedIterations)
 }
 
@@ -329,7 +329,7 @@ func TestHostClassifierDecidesWhatIsALimit(t *testing.T) {
 	b.Reset()
 	b.Record(Iteration{Err: errHitLimit})
 	assert.True(t, b.Check().Allow, "the host called it a failure")
-	assert.Equal(t, 1, b.Stats().ConsecutiveFailures)
+	assert.Equal(t, 1, b.Stats().Failures.Consecutive)
 
 	b.Reset()
 	b.Record(Iteration{Err: errDisabled})

@@ -96,7 +96,7 @@ func TestHugeProgressNeverTripsTheProgressScore(t *testing.T) {
 			}
 			s := b.Stats()
 			assert.Equal(t, Closed, s.State, "huge progress tripped: %s", s.Reason)
-			assert.GreaterOrEqual(t, s.ProgressScore, 0)
+			assert.GreaterOrEqual(t, s.Progress.Score, 0)
 		})
 	}
 }

@@ -16,9 +16,9 @@ func (s Stats) LogValue() slog.Value {
 	attrs = append(attrs,
 		slog.String("state", s.State.String()),
 		slog.Int("iterations", s.Iterations),
-		slog.Int("consecutive_failures", s.ConsecutiveFailures),
-		slog.Int("total_failures", s.TotalFailures),
-		slog.Int("unique_errors", s.UniqueErrors),
+		slog.Int("consecutive_failures", s.Failures.Consecutive),
+		slog.Int("total_failures", s.Failures.Total),
+		slog.Int("unique_errors", s.Failures.Unique),
 		slog.Int("opens", s.Opens),
 	)
 	if s.Reason.Kind != ReasonNone {
@@ -42,8 +42,8 @@ func (s Stats) LogValue() slog.Value {
 	if !s.Spend.Total.zero() {
 		attrs = append(attrs, slog.Int("spent_tokens", s.Spend.Total.Tokens()), slog.Float64("spent_usd", s.Spend.Total.CostUSD))
 	}
-	if s.LastFingerprint != "" {
-		attrs = append(attrs, slog.String("last_fingerprint", s.LastFingerprint))
+	if s.Failures.LastFingerprint != "" {
+		attrs = append(attrs, slog.String("last_fingerprint", s.Failures.LastFingerprint))
 	}
 	if n := len(s.History); n > 0 {
 		attrs = append(attrs, slog.String("last_transition", s.History[n-1].String()))

@@ -313,7 +313,7 @@ func (b *CircuitBreaker) Snapshot() Snapshot {
 // otherwise Restore returns its error and leaves the breaker unchanged.
 // The breaker's Config stays: windows and an error history larger than it
 // allows lose their oldest entries (forgotten fingerprints count in
-// [Stats.EvictedErrors]).
+// [FailureStats.Evicted]).
 //
 // Time is wall-clock time across restarts: an open circuit's cooldown goes
 // on from when it opened, so a process restarted after the cooldown finds

@@ -211,10 +211,10 @@ func TestRestoreIntoSmallerLimitsDropsTheOldest(t *testing.T) {
 	}
 	nb, _ := restart(t, b, Config{Failures: FailureRules{MaxFingerprints: 2}}, clock.Now())
 	s := nb.Stats()
-	assert.Equal(t, map[string]int{Fingerprint("c"): 1, Fingerprint("b"): 2}, s.ErrorCounts)
-	assert.Equal(t, 1, s.EvictedErrors)
+	assert.Equal(t, map[string]int{Fingerprint("c"): 1, Fingerprint("b"): 2}, s.Failures.Counts)
+	assert.Equal(t, 1, s.Failures.Evicted)
 	nb.RecordFailure("x")
-	assert.NotContains(t, nb.Stats().ErrorCounts, Fingerprint("c"), "c was the least recently seen")
+	assert.NotContains(t, nb.Stats().Failures.Counts, Fingerprint("c"), "c was the least recently seen")
 }
 
 // A loop ran two test-only iterations (the default completes at three),
@@ -469,8 +469,8 @@ func TestVersion1StatesAreStillRead(t *testing.T) {
 	nb.cfg.Now = clock.Now
 	require.NoError(t, nb.Restore(snap))
 	got := nb.Stats()
-	assert.Nil(t, got.ErrorSamples, "version 1 kept no error text")
-	got.ErrorSamples = want.ErrorSamples
+	assert.Nil(t, got.Failures.Samples, "version 1 kept no error text")
+	got.Failures.Samples = want.Failures.Samples
 	assert.Equal(t, want, got)
 
 	// It writes version 2, which reads back the same.
@@ -480,7 +480,7 @@ func TestVersion1StatesAreStillRead(t *testing.T) {
 	nb2.cfg.Now = clock.Now
 	require.NoError(t, nb2.Restore(again))
 	got2 := nb2.Stats()
-	got2.ErrorSamples = want.ErrorSamples
+	got2.Failures.Samples = want.Failures.Samples
 	assert.Equal(t, want, got2)
 }
 
@@ -635,5 +635,5 @@ func TestPersistenceGuideExampleIsAValidSnapshot(t *testing.T) {
 	require.NoError(t, b.Restore(snap))
 	s := b.Stats()
 	assert.Equal(t, 4, s.Iterations)
-	assert.Equal(t, map[string]int{"6621f966": 1, "98e3498d": 3}, s.ErrorCounts)
+	assert.Equal(t, map[string]int{"6621f966": 1, "98e3498d": 3}, s.Failures.Counts)
 }

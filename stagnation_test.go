@@ -40,7 +40,7 @@ func TestProgressScoreOfOneIteration(t *testing.T) {
 				b.Record(Iteration{Progress: tt.prev, Err: tt.prevErr})
 			}
 			b.Record(Iteration{Progress: &tt.p, Err: tt.err})
-			assert.Equal(t, tt.expected, b.Stats().LastProgressScore)
+			assert.Equal(t, tt.expected, b.Stats().Progress.LastScore)
 		})
 	}
 }
@@ -52,7 +52,7 @@ func TestProgressScoreBelowZeroOverThreeIterationsOpens(t *testing.T) {
 	b.Record(Iteration{Progress: oneFile})
 	b.Record(Iteration{Progress: stalled})
 	assert.Equal(t, Closed, b.State(), "two iterations are not a window of three")
-	assert.Equal(t, -2, b.Stats().ProgressScore)
+	assert.Equal(t, -2, b.Stats().Progress.Score)
 
 	b.Record(Iteration{Progress: stalled})
 	assert.True(t, b.IsTripped())
@@ -68,7 +68,7 @@ func TestProgressScoreOfZeroKeepsRunning(t *testing.T) {
 	b.Record(Iteration{Progress: stalled})
 	b.Record(Iteration{Progress: stalled})
 	assert.Equal(t, Closed, b.State())
-	assert.Equal(t, 0, b.Stats().ProgressScore)
+	assert.Equal(t, 0, b.Stats().Progress.Score)
 
 	// The task drops out of the window: -3 -3 +1.
 	b.Record(Iteration{Progress: oneFile})
@@ -136,8 +136,8 @@ func TestProgressScoreIsOffUnlessConfigured(t *testing.T) {
 			b.Record(Iteration{Progress: stalled})
 		}
 		assert.Equal(t, Closed, b.State(), "window %d", window)
-		assert.Equal(t, 0, b.Stats().ProgressScore)
-		assert.Equal(t, -3, b.Stats().LastProgressScore, "the score is still reported")
+		assert.Equal(t, 0, b.Stats().Progress.Score)
+		assert.Equal(t, -3, b.Stats().Progress.LastScore, "the score is still reported")
 	}
 }
 
@@ -165,7 +165,7 @@ func TestSameErrorInARowTripsAtThreshold(t *testing.T) {
 	b.Record(Iteration{Err: errA(10)})
 	b.Record(Iteration{Err: errA(11)})
 	assert.Equal(t, Closed, b.State())
-	assert.Equal(t, 2, b.Stats().SameErrorInARow)
+	assert.Equal(t, 2, b.Stats().Failures.SameErrorInARow)
 
 	b.Record(Iteration{Err: errA(12)})
 	assert.True(t, b.IsTripped())
@@ -195,7 +195,7 @@ func TestSameErrorInARowStartsAgain(t *testing.T) {
 				b.Record(Iteration{Err: err})
 			}
 			assert.Equal(t, tt.state, b.State())
-			assert.Equal(t, tt.count, b.Stats().SameErrorInARow)
+			assert.Equal(t, tt.count, b.Stats().Failures.SameErrorInARow)
 		})
 	}
 }

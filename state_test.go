@@ -89,9 +89,9 @@ func TestSuccessfulProbeClosesAndKeepsHistory(t *testing.T) {
 
 	s := b.Stats()
 	assert.Equal(t, Closed, s.State)
-	assert.Equal(t, 0, s.ConsecutiveFailures)
-	assert.Equal(t, 3, s.TotalFailures)
-	assert.Equal(t, 3, s.ErrorCounts[Fingerprint(errA(0).Error())])
+	assert.Equal(t, 0, s.Failures.Consecutive)
+	assert.Equal(t, 3, s.Failures.Total)
+	assert.Equal(t, 3, s.Failures.Counts[Fingerprint(errA(0).Error())])
 	assert.Equal(t, "", b.TripReason())
 	assert.True(t, b.Check().Allow)
 	assert.True(t, b.Check().Allow, "closed allows every iteration")
@@ -146,7 +146,7 @@ func TestLateIterationWhileOpenOnlyCounts(t *testing.T) {
 	s := b.Stats()
 	assert.Equal(t, Open, s.State)
 	assert.Equal(t, 4, s.Iterations)
-	assert.Equal(t, 0, s.ConsecutiveFailures)
+	assert.Equal(t, 0, s.Failures.Consecutive)
 }
 
 // A host that never calls Check (the seed style: IsTripped, then Record)

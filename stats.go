@@ -41,7 +41,7 @@ type Reason struct {
 	// task (same task, long task, and a relapse of the same-task signal).
 	Task string `json:"task,omitempty"`
 	// Sample is the error text behind Fingerprint, its latest sample
-	// ([Stats.ErrorSamples]), where one is kept: for the same-error signals,
+	// ([FailureStats.Samples]), where one is kept: for the same-error signals,
 	// a failed probe, the same-task signal and a relapse of one of them.
 	Sample string `json:"sample,omitempty"`
 	// Relapsed is, for a relapse, the signal that showed again.
@@ -104,150 +104,120 @@ type Stats struct {
 	// RetryAfter is, while the circuit is open, the time left until the
 	// probe may run; zero otherwise.
 	RetryAfter time.Duration
-	// Cooldown is, while the circuit is open or half-open after a
-	// cooldown, the length of the current open's cooldown as
-	// [Config.CooldownPolicy] set it; zero otherwise.
+	// Cooldown is the length of the current opening's cooldown, as
+	// [Config.CooldownPolicy] set it; zero while the circuit is closed.
 	Cooldown time.Duration
-	// Complete is why the loop is complete (a completion reason); zero
-	// while it is not.
+	// Opens counts the openings since New or Reset; ConsecutiveOpens those
+	// since the circuit last closed (1 after a trip, 2 after a failed
+	// probe), which the cooldown policy and [Config.MaxConsecutiveOpens]
+	// read.
+	Opens, ConsecutiveOpens int
+	// RelapseWatch is how many more iterations are watched for a relapse
+	// ([Config.RelapseWindow]); zero when none are.
+	RelapseWatch int
+	// Complete is why the loop is complete; zero while it is not.
 	Complete Reason
-	// Budget is the call budget of the rolling hour; zero without one.
-	// Reset does not clear it: the calls were made.
-	Budget Budget
-	// BudgetRetryAfter is, while the budget is spent, the time until a
-	// call leaves the rolling hour; zero otherwise.
-	BudgetRetryAfter time.Duration
-	// ProviderLimit is the provider limit in force (kind
-	// [ReasonProviderLimit] or [ReasonProviderStopped]; Message is what the
-	// provider said); zero when none is. The circuit does not open for it.
-	ProviderLimit Reason
-	// ProviderLimitUntil is when the provider limit in force lifts, by
-	// [Config.Now]; zero for a stop, which no time ends, and when none is
-	// in force.
-	ProviderLimitUntil time.Time
-	// Spend is what the loop spent, and its caps. Reset does not clear
-	// it: it was spent.
-	Spend Spend
-	// Opens counts how often the circuit has opened since New or Reset.
-	Opens int
-	// ConsecutiveOpens counts the opens since the circuit last closed: 1
-	// after a trip, 2 after a failed probe, and so on. A relapse
-	// ([Config.RelapseWindow]) goes on with the count of the open it
-	// recovered from. The cooldown policy reads it.
-	ConsecutiveOpens int
 
-	// Iterations counts the recorded successes and failures.
-	Iterations int
-	// NeutralIterations counts the iterations [Config.Classify] found
-	// neutral (by default, cancelled ones); they count nowhere else.
-	NeutralIterations int
-	// LimitedIterations counts the iterations the provider refused
-	// (ProviderLimit and ProviderStop outcomes); they count nowhere else.
-	LimitedIterations int
-	// ConsecutiveFailures counts the failures since the last success.
-	ConsecutiveFailures int
-	// TotalFailures counts every failure.
-	TotalFailures int
-	// SameErrorInARow counts the failures in a row, up to the last
-	// iteration, that had the last failure's fingerprint.
-	SameErrorInARow int
-	// ConsecutiveNoProgress counts the measured iterations in a row that
-	// made no progress (iterations without Progress are not counted).
-	ConsecutiveNoProgress int
-	// ConsecutivePermissionDenials counts the measured iterations in a row
-	// that had permission denials.
-	ConsecutivePermissionDenials int
+	// Iterations counts the recorded successes and failures;
+	// NeutralIterations the iterations [Config.Classify] found neutral, and
+	// LimitedIterations those the provider refused, which count nowhere
+	// else.
+	Iterations, NeutralIterations, LimitedIterations int
+	// Failures are the failure and error counts.
+	Failures FailureStats
+	// Progress are the progress, stagnation, trend and completion counts.
+	Progress ProgressStats
+	// Steps are the step signals' counts.
+	Steps StepStats
+
+	// Budget is the call budget of the rolling hour; zero without one.
+	// BudgetRetryAfter is, while it is spent, the time until a call leaves
+	// the hour. Reset does not give calls back.
+	Budget           Budget
+	BudgetRetryAfter time.Duration
+	// Spend is what the loop spent, and its caps. Reset does not give it
+	// back.
+	Spend Spend
+	// ProviderLimit is the provider limit in force (kind
+	// [ReasonProviderLimit] or [ReasonProviderStopped]), zero when none is;
+	// ProviderLimitUntil is when it lifts, zero for a stop.
+	ProviderLimit      Reason
+	ProviderLimitUntil time.Time
+
+	// Risk is superkit's stagnation risk: LOW, MEDIUM or HIGH.
+	Risk Risk
+	// Warnings are the warnings in force, as Check reports them; nil when
+	// there are none.
+	Warnings []Reason
+	// History holds the last [HistoryLen] transitions, oldest first.
+	History []Transition
+}
+
+// FailureStats are the counts of failed iterations and their errors
+// ([Stats.Failures]).
+type FailureStats struct {
+	// Consecutive counts the failures since the last success; Total every
+	// failure; SameErrorInARow the failures in a row, up to the last
+	// iteration, with the last failure's fingerprint.
+	Consecutive, Total, SameErrorInARow int
+	// Unique is the number of distinct fingerprints in the error history;
+	// Evicted counts those dropped because it held
+	// [FailureRules.MaxFingerprints].
+	Unique, Evicted int
+	// LastFingerprint is the most recent failure's; "" before the first.
+	LastFingerprint string
+	// Counts maps each fingerprint in the history to how often it was
+	// seen.
+	Counts map[string]int
+	// Samples maps each fingerprint that keeps one
+	// ([FailureRules.MaxSamples]) to the text of its first and latest
+	// error, each cut to [ErrorSampleRunes] runes; nil when none is kept.
+	Samples map[string]ErrorSample
+	// Task is the task of the last iteration that named one; "" before
+	// the first, and after Resume or Skip. TaskIterations counts the
+	// iterations in a row on it, TaskFailures the failed ones.
+	Task                         string
+	TaskIterations, TaskFailures int
+	// SkippedTasks lists the tasks Skip skipped, oldest first, at most
+	// [MaxSkippedTasks]; nil when none was.
+	SkippedTasks []string
+}
+
+// ProgressStats are the counts of what measured iterations achieved
+// ([Stats.Progress]).
+type ProgressStats struct {
+	// ConsecutiveNoProgress and ConsecutivePermissionDenials count the
+	// measured iterations in a row without progress, and with permission
+	// denials.
+	ConsecutiveNoProgress, ConsecutivePermissionDenials int
 	// LastProgress is when an iteration last made progress; zero if none
 	// has.
 	LastProgress time.Time
 	// OutputTrend holds the output lengths of the last (up to 10) measured
 	// iterations, oldest first.
 	OutputTrend []int
-	// ConsecutiveDoneSignals counts the successful iterations in a row that
-	// reported Done.
-	ConsecutiveDoneSignals int
-	// ConsecutiveTestOnly counts the successful iterations in a row that
-	// only ran tests (unlabelled ones left out).
-	ConsecutiveTestOnly int
+	// LastScore is the progress score of the last measured iteration;
+	// Score the sum of the score window ([ProgressRules.ScoreWindow]), zero
+	// while it is off.
+	LastScore, Score int
+	// ConsecutiveDoneSignals and ConsecutiveTestOnly count the successful
+	// iterations in a row that reported Done, and that only ran tests.
+	ConsecutiveDoneSignals, ConsecutiveTestOnly int
 	// Plan is the last plan an iteration reported; zero if none did.
 	Plan Plan
-	// LastProgressScore is the progress score of the last measured
-	// iteration ([ProgressRules.ScoreWeights]).
-	LastProgressScore int
-	// ProgressScore is the sum of the scores in the progress-score window
-	// ([ProgressRules.ScoreWindow]); zero while the signal is off.
-	ProgressScore int
+	// ConsecutiveTestDeclines and ConsecutiveErrorRises count the measured
+	// iterations in a row whose passing tests fell, and whose errors rose.
+	ConsecutiveTestDeclines, ConsecutiveErrorRises int
+}
 
-	// SameStepInARow counts the tool steps in a row, up to the last
-	// iteration, that were the same action with the same observation
-	// ([Iteration.Action]).
-	SameStepInARow int
-	// SameActionFailedInARow counts the tool steps in a row, up to the
-	// last iteration, that were the same action and failed.
-	SameActionFailedInARow int
-	// SameMessageInARow counts the message-only turns in a row, up to the
-	// last iteration, with the same message.
-	SameMessageInARow int
-	// ConsecutiveCondensations counts the condensations
-	// ([Iteration.Condensed]) since the last iteration that was not one.
-	ConsecutiveCondensations int
-	// Condensations counts every condensation; they count nowhere else.
-	Condensations int
-
-	// UniqueErrors is the number of distinct error fingerprints in the
-	// history.
-	UniqueErrors int
-	// EvictedErrors counts the fingerprints dropped from the history
-	// because it held [FailureRules.MaxFingerprints] of them.
-	EvictedErrors int
-	// LastFingerprint is the fingerprint of the most recent failure; ""
-	// before the first.
-	LastFingerprint string
-	// ErrorCounts maps each fingerprint in the history to the number of
-	// times it was seen.
-	ErrorCounts map[string]int
-
-	// History holds the last [HistoryLen] transitions, oldest first; nil
-	// before the first.
-	History []Transition
-
-	// ErrorSamples maps each fingerprint that keeps a sample
-	// ([FailureRules.MaxSamples], the most recently seen) to the error text
-	// it stands for: the first and the latest, each cut to
-	// [ErrorSampleRunes] runes. Nil when none is kept.
-	ErrorSamples map[string]ErrorSample
-
-	// Task is the task of the last iteration that named one
-	// ([Iteration.Task]); "" before the first, and after Resume or Skip.
-	Task string
-	// TaskIterations counts the iterations in a row on Task (iterations
-	// that name no task are left out); above [ProgressRules.MaxTaskIterations] it
-	// is a warning ([ReasonLongTask]).
-	TaskIterations int
-	// TaskFailures counts the failed iterations in a row on Task; at
-	// [FailureRules.MaxSameTask] the circuit opens ([ReasonSameTask]).
-	TaskFailures int
-	// SkippedTasks lists the tasks Skip skipped, oldest first, at most
-	// [MaxSkippedTasks]; nil when none was.
-	SkippedTasks []string
-
-	// ConsecutiveTestDeclines counts the measured iterations in a row
-	// whose passing tests fell ([ReasonTestsDeclining]).
-	ConsecutiveTestDeclines int
-	// ConsecutiveErrorRises counts the measured iterations in a row whose
-	// [Progress.Errors] rose ([ReasonErrorsRising]).
-	ConsecutiveErrorRises int
-
-	// RelapseWatch is how many more iterations are watched for a relapse
-	// after the circuit recovered ([Config.RelapseWindow]); zero when none
-	// are.
-	RelapseWatch int
-
-	// Risk is the stagnation risk, LOW, MEDIUM or HIGH, as superkit's
-	// per-iteration status shows it (see Risk).
-	Risk Risk
-	// Warnings are the warnings in force, as Check reports them in
-	// [Decision.Warnings]: the call budget's, a long task, declining tests,
-	// rising errors. Nil when there are none.
-	Warnings []Reason
+// StepStats are the step signals' counts ([Stats.Steps]).
+type StepStats struct {
+	// SameStepInARow counts the tool steps in a row, up to the last, that
+	// were the same action with the same observation;
+	// SameActionFailedInARow those that were the same action and failed;
+	// SameMessageInARow the message-only turns in a row with one message.
+	SameStepInARow, SameActionFailedInARow, SameMessageInARow int
+	// ConsecutiveCondensations counts the condensations since the last
+	// iteration that was not one; Condensations every condensation.
+	ConsecutiveCondensations, Condensations int
 }

@@ -243,8 +243,8 @@ func TestIterationsWithoutActionLeaveStepRulesIdle(t *testing.T) {
 		cb.Record(Iteration{})
 	}
 	s := cb.Stats()
-	assert.Zero(t, s.SameStepInARow)
-	assert.Zero(t, s.SameMessageInARow)
+	assert.Zero(t, s.Steps.SameStepInARow)
+	assert.Zero(t, s.Steps.SameMessageInARow)
 	assert.Equal(t, Closed, s.State)
 }
 
@@ -255,13 +255,13 @@ func TestCondensationIsNoOutcome(t *testing.T) {
 	cb.Record(Iteration{Err: errA(1)})
 	cb.Record(Iteration{Condensed: true, Err: errB(2)}) // Err is ignored
 	s := cb.Stats()
-	assert.Equal(t, 1, s.ConsecutiveFailures)
+	assert.Equal(t, 1, s.Failures.Consecutive)
 	assert.Equal(t, 1, s.Iterations)
-	assert.Equal(t, 1, s.Condensations)
-	assert.Equal(t, 1, s.ConsecutiveCondensations)
+	assert.Equal(t, 1, s.Steps.Condensations)
+	assert.Equal(t, 1, s.Steps.ConsecutiveCondensations)
 	cb.Record(Iteration{Err: errA(3)})
 	require.Equal(t, Open, cb.State(), "the condensation did not break the failure streak")
-	assert.Zero(t, cb.Stats().ConsecutiveCondensations)
+	assert.Zero(t, cb.Stats().Steps.ConsecutiveCondensations)
 }
 
 func TestCondensationGivesTheProbeSlotBack(t *testing.T) {
@@ -312,7 +312,7 @@ func TestResumeForgetsTheSteps(t *testing.T) {
 	cb.Resume()
 	cb.Record(call("bash", "ls", ""))
 	assert.Equal(t, Closed, cb.State())
-	assert.Equal(t, 1, cb.Stats().SameStepInARow)
+	assert.Equal(t, 1, cb.Stats().Steps.SameStepInARow)
 }
 
 // The step window and counts survive a restart: a loop that repeated a
@@ -326,7 +326,7 @@ func TestStepsSurviveARestart(t *testing.T) {
 	}
 	cb.Record(condensed())
 	nb, _ := restart(t, cb, stepsOnly(), clock.Now())
-	assert.Equal(t, 1, nb.Stats().ConsecutiveCondensations)
+	assert.Equal(t, 1, nb.Stats().Steps.ConsecutiveCondensations)
 	nb.Record(look)
 	d := nb.Check()
 	require.False(t, d.Allow)

@@ -38,7 +38,7 @@ func TestFileStoreCarriesAnOpenCircuitAcrossARestart(t *testing.T) {
 	d := nb.Check()
 	assert.Equal(t, Open, d.State)
 	assert.Equal(t, 18*time.Second, d.RetryAfter)
-	assert.Equal(t, b.Stats().ErrorCounts, nb.Stats().ErrorCounts)
+	assert.Equal(t, b.Stats().Failures.Counts, nb.Stats().Failures.Counts)
 	assert.Equal(t, b.Stats().History, nb.Stats().History)
 }
 

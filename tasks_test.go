@@ -194,8 +194,8 @@ func TestLongTaskWarningEndsWithTheTask(t *testing.T) {
 	b.Record(Iteration{Task: "b"})
 	assert.Nil(t, b.Check().Warnings)
 	s := b.Stats()
-	assert.Equal(t, "b", s.Task)
-	assert.Equal(t, 1, s.TaskIterations)
+	assert.Equal(t, "b", s.Failures.Task)
+	assert.Equal(t, 1, s.Failures.TaskIterations)
 }
 
 // Skip records the task the loop was stuck on, so that a runner moves on
@@ -209,10 +209,10 @@ func TestSkipRecordsTheSkippedTask(t *testing.T) {
 	assert.Equal(t, []string{"05-01"}, b.SkippedTasks())
 	s := b.Stats()
 	assert.Equal(t, Closed, s.State)
-	assert.Equal(t, []string{"05-01"}, s.SkippedTasks)
-	assert.Equal(t, "", s.Task, "the runner names the next task")
-	assert.Zero(t, s.TaskIterations)
-	assert.Zero(t, s.TaskFailures)
+	assert.Equal(t, []string{"05-01"}, s.Failures.SkippedTasks)
+	assert.Equal(t, "", s.Failures.Task, "the runner names the next task")
+	assert.Zero(t, s.Failures.TaskIterations)
+	assert.Zero(t, s.Failures.TaskFailures)
 	assert.Equal(t, CauseSkip, s.History[len(s.History)-1].Cause)
 
 	play(b, []step{fail("05-02"), fail("05-02"), fail("05-02")})
@@ -271,7 +271,7 @@ func TestTaskNames(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b, _ := newTestBreaker(t, Config{})
 			b.Record(Iteration{Task: tt.task})
-			assert.Equal(t, tt.kept, b.Stats().Task)
+			assert.Equal(t, tt.kept, b.Stats().Failures.Task)
 		})
 	}
 }
@@ -286,10 +286,10 @@ func TestTasksSurviveARestart(t *testing.T) {
 
 	nb, _ := restart(t, b, Config{Progress: ProgressRules{MaxTaskIterations: 2}}, clock.Now().Add(time.Minute))
 	s := nb.Stats()
-	assert.Equal(t, "05-02", s.Task)
-	assert.Equal(t, 4, s.TaskIterations)
-	assert.Equal(t, 1, s.TaskFailures)
-	assert.Equal(t, []string{"05-01"}, s.SkippedTasks)
+	assert.Equal(t, "05-02", s.Failures.Task)
+	assert.Equal(t, 4, s.Failures.TaskIterations)
+	assert.Equal(t, 1, s.Failures.TaskFailures)
+	assert.Equal(t, []string{"05-01"}, s.Failures.SkippedTasks)
 	require.Len(t, s.Warnings, 1, "the long-task warning is judged again")
 	assert.Equal(t, ReasonLongTask, s.Warnings[0].Kind)
 

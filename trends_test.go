@@ -96,8 +96,8 @@ func TestTrendWarningFigures(t *testing.T) {
 		b.Record(Iteration{Progress: &Progress{FilesChanged: 1, TestsPassing: tests, Errors: i * 2}})
 	}
 	s := b.Stats()
-	assert.Equal(t, 3, s.ConsecutiveTestDeclines)
-	assert.Equal(t, 3, s.ConsecutiveErrorRises)
+	assert.Equal(t, 3, s.Progress.ConsecutiveTestDeclines)
+	assert.Equal(t, 3, s.Progress.ConsecutiveErrorRises)
 	assert.Equal(t, []Reason{
 		{Kind: ReasonTestsDeclining, Count: 3, Threshold: 3, Baseline: 50, Current: 44},
 		{Kind: ReasonErrorsRising, Count: 3, Threshold: 3, Baseline: 0, Current: 6},

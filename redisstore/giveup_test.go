@@ -72,6 +72,6 @@ func TestAWorkersRecordFailureOfALimitTextIsTheLimit(t *testing.T) {
 	d := ws[1].Check()
 	require.ErrorIs(t, d.Err(), loopbreaker.ErrProviderLimit)
 	s := ws[1].Stats()
-	assert.Zero(t, s.ConsecutiveFailures)
-	assert.Zero(t, s.TotalFailures)
+	assert.Zero(t, s.Failures.Consecutive)
+	assert.Zero(t, s.Failures.Total)
 }

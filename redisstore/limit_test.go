@@ -57,7 +57,7 @@ func TestOneWorkerHittingAProviderLimitMakesEveryWorkerWaitUntilItsReset(t *test
 	assert.Equal(t, reset.UnixMilli(), s.ProviderLimitUntil.UnixMilli(), "the provider's reset, as it gave it")
 	assert.Equal(t, 1, hitter.Stats().LimitedIterations)
 	assert.Zero(t, hitter.Stats().NeutralIterations)
-	assert.Zero(t, hitter.Stats().ConsecutiveFailures, "a limit is no failure")
+	assert.Zero(t, hitter.Stats().Failures.Consecutive, "a limit is no failure")
 
 	d, err := waiter.Wait(context.Background())
 	require.NoError(t, err)
@@ -158,7 +158,7 @@ func TestAHostsLimitPatternStopsTheFleet(t *testing.T) {
 	d := b.Check()
 	require.False(t, d.Allow)
 	assert.Equal(t, "Provider stopped the loop (no waiting ends this): tenant suspended", d.Reason.String())
-	assert.Zero(t, a.Stats().TotalFailures, "no failure")
+	assert.Zero(t, a.Stats().Failures.Total, "no failure")
 }
 
 // A provider that says to retry at once is waited out for a second by the

@@ -16,7 +16,7 @@ func TestARestartedWorkerGoesOnWithItsOwnSignals(t *testing.T) {
 		before.Record(loopbreaker.Iteration{Progress: &loopbreaker.Progress{OutputLength: 500}})
 	}
 	saved := before.Snapshot()
-	assert.Equal(t, 2, statsOf(t, saved).ConsecutiveNoProgress, "the worker's own count is in its snapshot")
+	assert.Equal(t, 2, statsOf(t, saved).Progress.ConsecutiveNoProgress, "the worker's own count is in its snapshot")
 
 	// The process stops and starts again, as the same worker.
 	after := f.worker("a", Config{})
@@ -89,7 +89,7 @@ func TestRestoreRefusesAnInvalidSnapshot(t *testing.T) {
 	w := f.worker("a", Config{})
 	w.Record(loopbreaker.Iteration{Progress: &loopbreaker.Progress{OutputLength: 500}})
 	require.Error(t, w.Restore(loopbreaker.Snapshot{}), "a zero Snapshot is not one a breaker saved")
-	assert.Equal(t, 1, statsOf(t, w.Snapshot()).ConsecutiveNoProgress, "the worker is as it was")
+	assert.Equal(t, 1, statsOf(t, w.Snapshot()).Progress.ConsecutiveNoProgress, "the worker is as it was")
 }
 
 // statsOf reads a snapshot through a breaker of its own.

@@ -624,9 +624,9 @@ func (w *Worker) Stats() loopbreaker.Stats {
 		}
 	}
 	s.Opens, s.ConsecutiveOpens = r.opens, st.consecutiveOpens
-	s.ConsecutiveFailures, s.TotalFailures, s.SameErrorInARow = r.failures, st.totalFailures, st.sameInARow
-	s.ErrorCounts, s.UniqueErrors, s.EvictedErrors = st.errors, len(st.errors), st.evicted
-	s.LastFingerprint = st.lastFingerprint
+	s.Failures.Consecutive, s.Failures.Total, s.Failures.SameErrorInARow = r.failures, st.totalFailures, st.sameInARow
+	s.Failures.Counts, s.Failures.Unique, s.Failures.Evicted = st.errors, len(st.errors), st.evicted
+	s.Failures.LastFingerprint = st.lastFingerprint
 	s.Budget, s.BudgetRetryAfter = loopbreaker.Budget{}, 0
 	if limit := w.shared.callsPerHour; limit > 0 {
 		s.Budget = loopbreaker.Budget{Limit: limit, Used: r.used}

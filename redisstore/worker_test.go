@@ -119,7 +119,7 @@ func TestFailuresAcrossWorkersOpenOneCircuitForAll(t *testing.T) {
 	}
 	s := ws[0].Stats()
 	assert.Equal(t, loopbreaker.Open, s.State)
-	assert.Equal(t, 3, s.TotalFailures)
+	assert.Equal(t, 3, s.Failures.Total)
 	assert.Equal(t, 1, s.Opens)
 	assert.Equal(t, 1, s.Iterations, "iterations are the worker's own")
 }
@@ -132,7 +132,7 @@ func TestASuccessOnAnyWorkerEndsTheFailuresInARow(t *testing.T) {
 	b.RecordSuccess()
 	a.RecordFailure("boom 3")
 	assert.True(t, b.Check().Allow)
-	assert.Equal(t, 1, b.Stats().ConsecutiveFailures)
+	assert.Equal(t, 1, b.Stats().Failures.Consecutive)
 }
 
 func TestTheSameErrorIsCountedAcrossTheFleet(t *testing.T) {
@@ -151,8 +151,8 @@ func TestTheSameErrorIsCountedAcrossTheFleet(t *testing.T) {
 	assert.Equal(t, loopbreaker.Fingerprint("open /tmp/build-1004/out.json: no such file or directory"), d.Reason.Fingerprint)
 	assert.Equal(t, "open /tmp/build-1004/out.json: no such file or directory", d.Reason.Sample)
 	s := ws[1].Stats()
-	assert.Equal(t, map[string]int{d.Reason.Fingerprint: 5}, s.ErrorCounts)
-	assert.Equal(t, 1, s.UniqueErrors)
+	assert.Equal(t, map[string]int{d.Reason.Fingerprint: 5}, s.Failures.Counts)
+	assert.Equal(t, 1, s.Failures.Unique)
 }
 
 func TestSixtyFourWorkersGetExactlyOneProbePerCooldown(t *testing.T) {
@@ -374,7 +374,7 @@ func TestAResumeOnAnotherWorkerStartsTheLocalCountsAgain(t *testing.T) {
 	a.Check() // learns of the Resume
 	a.Record(loopbreaker.Iteration{Progress: &loopbreaker.Progress{}})
 	assert.True(t, a.Check().Allow, "a's no-progress count started again")
-	assert.Equal(t, 1, a.Stats().ConsecutiveNoProgress)
+	assert.Equal(t, 1, a.Stats().Progress.ConsecutiveNoProgress)
 }
 
 func TestNewRefusesWhatItCannotUse(t *testing.T) {

@@ -158,7 +158,7 @@ func run(args []string, out io.Writer) error {
 		st := cb.Stats()
 		outcome, fp := "ok", "-"
 		if it.Err != nil {
-			outcome, fp = it.Err.Error(), st.LastFingerprint
+			outcome, fp = it.Err.Error(), st.Failures.LastFingerprint
 		} else if p := it.Progress; p != nil {
 			outcome = fmt.Sprintf("ok: %d files changed, %d tests passing, %d bytes of output", p.FilesChanged, p.TestsPassing, p.OutputLength)
 		}
@@ -166,7 +166,7 @@ func run(args []string, out io.Writer) error {
 			outcome = "probe: " + outcome
 		}
 		fmt.Fprintf(out, "%4d  %-8s  %-9s  %6d  %5d  %6d  %10d  %-11s  %s\n",
-			i+1, now.Format(time.TimeOnly), st.State, st.ConsecutiveFailures, st.TotalFailures, st.UniqueErrors, st.ConsecutiveNoProgress, fp, outcome)
+			i+1, now.Format(time.TimeOnly), st.State, st.Failures.Consecutive, st.Failures.Total, st.Failures.Unique, st.Progress.ConsecutiveNoProgress, fp, outcome)
 	}
 
 	st := cb.Stats()
@@ -180,17 +180,17 @@ func run(args []string, out io.Writer) error {
 		fmt.Fprintln(out, "script finished with the circuit", st.State)
 	}
 	fmt.Fprintf(out, "stats: iterations=%d total_failures=%d unique_errors=%d opens=%d no_progress=%d output_trend=%v\n",
-		st.Iterations, st.TotalFailures, st.UniqueErrors, st.Opens, st.ConsecutiveNoProgress, st.OutputTrend)
-	fps := make([]string, 0, len(st.ErrorCounts))
-	for fp := range st.ErrorCounts {
+		st.Iterations, st.Failures.Total, st.Failures.Unique, st.Opens, st.Progress.ConsecutiveNoProgress, st.Progress.OutputTrend)
+	fps := make([]string, 0, len(st.Failures.Counts))
+	for fp := range st.Failures.Counts {
 		fps = append(fps, fp)
 	}
 	sort.Slice(fps, func(i, j int) bool { // most seen first
-		a, b := st.ErrorCounts[fps[i]], st.ErrorCounts[fps[j]]
+		a, b := st.Failures.Counts[fps[i]], st.Failures.Counts[fps[j]]
 		return a > b || a == b && fps[i] < fps[j]
 	})
 	for _, fp := range fps {
-		fmt.Fprintf(out, "  %s  seen %d times\n", fp, st.ErrorCounts[fp])
+		fmt.Fprintf(out, "  %s  seen %d times\n", fp, st.Failures.Counts[fp])
 	}
 	return nil
 }

@@ -121,7 +121,7 @@ func runFleet(url, name string, workers int, looprun string, out io.Writer) erro
 	}
 	wg.Wait()
 	s := w.Stats()
-	fmt.Fprintf(out, "fleet %q: %s, %d failures in a row across the fleet: %s\n", name, s.State, s.ConsecutiveFailures, s.Reason)
+	fmt.Fprintf(out, "fleet %q: %s, %d failures in a row across the fleet: %s\n", name, s.State, s.Failures.Consecutive, s.Reason)
 	return errors.Join(errs...)
 }
 

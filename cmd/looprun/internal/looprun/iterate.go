@@ -341,7 +341,7 @@ func (r *runner) row(iteration int, started time.Time, d loopbreaker.Decision, i
 	}
 	fmt.Fprintf(r.out, "%5d  %-8s  %-9s  %-6s  %5d  %6d  %5d  %6d  %-8s  %s  (%s)\n",
 		iteration, started.Format(time.TimeOnly), stateName(s), outcome, it.Progress.FilesChanged,
-		s.ConsecutiveFailures, s.TotalFailures, s.ConsecutiveNoProgress, fp, calls, took)
+		s.Failures.Consecutive, s.Failures.Total, s.Progress.ConsecutiveNoProgress, fp, calls, took)
 }
 
 // showBlock prints what the agent's status block said, on a line.

@@ -840,7 +840,7 @@ func (r *runner) summary(code int, saveErr error) {
 	fmt.Fprintln(r.out)
 	fmt.Fprintf(r.out, "stopped: %s (exit %d)\n", r.stopped, code)
 	fmt.Fprintf(r.out, "iterations: %d in this run, %d in all (%d neutral); failures: %d; circuit opened %d times; state %s\n",
-		r.iterations, s.Iterations, s.NeutralIterations, s.TotalFailures, s.Opens, stateName(s))
+		r.iterations, s.Iterations, s.NeutralIterations, s.Failures.Total, s.Opens, stateName(s))
 	if s.Budget.Limit > 0 {
 		fmt.Fprintf(r.out, "calls: %d of %d in the last hour\n", s.Budget.Used, s.Budget.Limit)
 	}
@@ -885,15 +885,15 @@ func (r *runner) summary(code int, saveErr error) {
 		fmt.Fprintf(r.out, "the provider limit lifts at %s: run again then, or with a longer -limit-wait to wait here\n", r.clockTime(s.ProviderLimitUntil))
 	}
 	r.lostSummary()
-	if len(s.ErrorCounts) == 0 {
+	if len(s.Failures.Counts) == 0 {
 		return
 	}
-	fps := make([]string, 0, len(s.ErrorCounts))
-	for fp := range s.ErrorCounts {
+	fps := make([]string, 0, len(s.Failures.Counts))
+	for fp := range s.Failures.Counts {
 		fps = append(fps, fp)
 	}
 	sort.Slice(fps, func(i, j int) bool {
-		a, b := s.ErrorCounts[fps[i]], s.ErrorCounts[fps[j]]
+		a, b := s.Failures.Counts[fps[i]], s.Failures.Counts[fps[j]]
 		return a > b || a == b && fps[i] < fps[j]
 	})
 	fmt.Fprintf(r.out, "\n%-8s  %5s  %s\n", "error", "seen", "first seen as")
@@ -902,7 +902,7 @@ func (r *runner) summary(code int, saveErr error) {
 		if sample == "" {
 			sample = "(before this run)"
 		}
-		fmt.Fprintf(r.out, "%-8s  %5d  %s\n", fp, s.ErrorCounts[fp], sample)
+		fmt.Fprintf(r.out, "%-8s  %5d  %s\n", fp, s.Failures.Counts[fp], sample)
 	}
 }
 

@@ -107,7 +107,7 @@ func (r *runner) writeJSON(w io.Writer, code int, saveErr error) error {
 	res := jsonResult{
 		ExitCode: code, Exit: exitNames[code], Stopped: r.stopped, State: s.State.String(),
 		Iterations: r.iterations, TotalIterations: s.Iterations, NeutralIterations: s.NeutralIterations,
-		LimitedIterations: s.LimitedIterations, Failures: s.TotalFailures, Opens: s.Opens,
+		LimitedIterations: s.LimitedIterations, Failures: s.Failures.Total, Opens: s.Opens,
 		StateFile: r.state.path(), Logs: r.logs.dir, Breaker: r.about,
 	}
 	switch {
@@ -125,7 +125,7 @@ func (r *runner) writeJSON(w io.Writer, code int, saveErr error) error {
 		res.Spend = &jsonSpend{CostUSD: sp.Total.CostUSD, Tokens: sp.Total.Tokens(), MaxCostUSD: sp.MaxCostUSD,
 			MaxTokens: sp.MaxTokens, InputTokens: sp.Total.InputTokens, OutputTokens: sp.Total.OutputTokens}
 	}
-	for fp, n := range s.ErrorCounts {
+	for fp, n := range s.Failures.Counts {
 		res.Errors = append(res.Errors, jsonError{Fingerprint: fp, Count: n, Sample: r.samples[fp]})
 	}
 	sort.Slice(res.Errors, func(i, j int) bool {
