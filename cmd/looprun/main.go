@@ -30,6 +30,11 @@
 // stdout, and everything else on stderr. -commit commits the changes of
 // each successful iteration.
 //
+// `looprun hook EVENT` answers one of Claude Code's hook events, the
+// breaker inside the agent's session per tool call, and `looprun hooks
+// install` adds those hooks to .claude/settings.json; see
+// docs/claude-code-hooks.md.
+//
 // # Settings
 //
 // A flag given on the command line wins; else the environment
@@ -189,9 +194,15 @@ package main
 import (
 	"os"
 
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/hook"
 	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/looprun"
 )
 
 func main() {
+	// looprun hook EVENT, looprun hooks install: the breaker inside Claude
+	// Code's session (docs/claude-code-hooks.md).
+	if code, ok := hook.Run(hook.OS(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr); ok {
+		os.Exit(code)
+	}
 	os.Exit(looprun.Main(fleetOptions()))
 }

@@ -81,6 +81,10 @@ Examples:
 
   # the flags of ralph-claude-code and ralph-starter
   looprun --calls 50 --circuit-breaker-failures 2 --validate 'npm test' -plan fix_plan.md -- ./agent.sh
+
+  # the breaker inside Claude Code's own session, per tool call, through its
+  # hooks in .claude/settings.json (looprun hook -help)
+  looprun hooks install -max-cost 20
 `
 
 // usage writes -help: what looprun does, its flags (the aliases apart),

@@ -1,0 +1,198 @@
+package hook
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/internal/thresholdflags"
+	"github.com/loopbreaker/loopbreaker/protect"
+)
+
+// stateDirName is the directory of looprun's state in the project; the
+// hooks keep theirs in its hooks/.
+const stateDirName = ".loopbreaker"
+
+// thresholdNames are looprun's threshold flags that `looprun hook` takes
+// too: the ones a tool step's outcome feeds.
+var thresholdNames = []string{"failures", "same-errors", "same-errors-in-a-row", "cooldown", "calls-per-hour"}
+
+// Defaults of the hook's own flags.
+const (
+	defaultPreset     = "tool-steps"
+	defaultRefusals   = 1
+	defaultNoProgress = 3
+)
+
+// defaultReadOnly are the files the agent may not even change: Claude
+// Code's settings, which hold the hooks that keep the session's breaker.
+// An agent does not switch its own brakes off.
+var defaultReadOnly = []string{".claude/settings.json", ".claude/settings.local.json"}
+
+// defaultProtected is what the hook protects when -protect is not given:
+// what looprun protects (the library's list, and .looprunrc).
+func defaultProtected() []string { return append(protect.DefaultPaths(), ".looprunrc") }
+
+// flags are the flags of `looprun hook`, which `looprun hooks install`
+// takes too and writes into each command it installs.
+type flags struct {
+	fs         *flag.FlagSet
+	thresholds *thresholdflags.Set
+	maxCost    float64
+	maxTokens  int
+	protect    listFlag
+	readOnly   listFlag
+	refusals   int
+	ralph      string
+	promise    string
+	maxIter    int
+	noProgress int
+	failClosed bool
+}
+
+// listFlag is a repeatable flag: each use adds a value.
+type listFlag struct {
+	values []string
+	given  bool
+}
+
+func (l *listFlag) String() string { return strings.Join(l.values, " ") }
+
+func (l *listFlag) Set(v string) error {
+	l.values, l.given = append(l.values, v), true
+	return nil
+}
+
+// defineFlags defines the hook's flags on fs.
+func defineFlags(fs *flag.FlagSet) *flags {
+	f := &flags{fs: fs}
+	f.thresholds = thresholdflags.Register(fs, thresholdNames...)
+	preset := fs.Lookup("preset")
+	preset.DefValue = defaultPreset
+	_ = preset.Value.Set(defaultPreset) // a default: not a flag given
+	fs.Float64Var(&f.maxCost, "max-cost", 0, "end the session once it has cost this many US dollars, as its transcript's usage is priced (0: no cap)")
+	fs.IntVar(&f.maxTokens, "max-tokens", 0, "end the session once it has spent this many tokens (0: no cap)")
+	fs.Var(&f.protect, "protect", "a `PATH` the agent must not delete or empty, relative to the project: a file, a directory or a glob (repeatable; given, replaces the default list "+
+		strings.Join(defaultProtected(), " ")+"; "+stateDirName+"/ is always protected)")
+	fs.Var(&f.readOnly, "read-only", "a `PATH` the agent must not even change (repeatable; given, replaces the default list "+strings.Join(defaultReadOnly, " ")+")")
+	fs.IntVar(&f.refusals, "refusals", defaultRefusals, "tool calls refused while the circuit is open before the session is ended (0: end it at the first)")
+	fs.StringVar(&f.ralph, "ralph", "", "a prompt `FILE` (relative to the project): when the model stops, send it back to work with this prompt (a Ralph loop), until -promise, -max-iterations or the breaker says stop")
+	fs.StringVar(&f.promise, "promise", "", "the completion promise: the Ralph loop is done when the model's last message says <promise>TEXT</promise>")
+	fs.IntVar(&f.maxIter, "max-iterations", 0, "the Ralph loop's turns at most (0: no limit)")
+	fs.IntVar(&f.noProgress, "no-progress", defaultNoProgress, "Ralph turns in a row that change no file before the loop stops (negative: off)")
+	fs.BoolVar(&f.failClosed, "fail-closed", false, "when the hook itself fails (bad input, a corrupt state), refuse the call and end the session, instead of letting it go on")
+	return f
+}
+
+// settings are what the flags say, checked.
+type settings struct {
+	steps      loopbreaker.Config // the tool steps' breaker
+	ralph      loopbreaker.Config // the Ralph loop's breaker
+	protect    []string
+	readOnly   []string
+	refusals   int
+	prompt     string // the Ralph loop's prompt file; "" when there is no loop
+	promise    string
+	maxIter    int
+	failClosed bool
+}
+
+// settings checks the parsed flags and returns what they say.
+func (f *flags) settings() (*settings, error) {
+	steps, err := f.thresholds.Config()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !(f.maxCost >= 0 && f.maxCost <= math.MaxFloat64):
+		return nil, fmt.Errorf("-max-cost must be a number of dollars, 0 or more, not %v", f.maxCost)
+	case f.maxTokens < 0:
+		return nil, errors.New("-max-tokens must not be negative")
+	case f.refusals < 0:
+		return nil, errors.New("-refusals must not be negative")
+	case f.maxIter < 0:
+		return nil, errors.New("-max-iterations must not be negative")
+	case f.ralph == "" && (f.promise != "" || f.maxIter != 0):
+		return nil, errors.New("-promise and -max-iterations are the Ralph loop's: give -ralph too")
+	}
+	steps.Spend.MaxCostUSD, steps.Spend.MaxTokens = f.maxCost, f.maxTokens
+	// A tool's error is never the model provider's limit, whatever it
+	// says (a test's output may well mention a 429): each failed step is
+	// a failure, and one the person interrupted is neither.
+	steps.Classify = classifyStep
+	ralph := loopbreaker.DefaultConfig()
+	ralph.Progress.MaxNoProgress = f.noProgress
+	ralph.Progress.OutputDeclinePercent = -1 // a turn's last message says nothing by its length
+	ralph.Classify = classifyStep
+	s := &settings{
+		steps: steps, ralph: ralph, refusals: f.refusals,
+		prompt: f.ralph, promise: f.promise, maxIter: f.maxIter, failClosed: f.failClosed,
+		protect: defaultProtected(), readOnly: defaultReadOnly,
+	}
+	if f.protect.given {
+		s.protect = f.protect.values
+	}
+	if f.readOnly.given {
+		s.readOnly = f.readOnly.values
+	}
+	s.protect = withStateDir(s.protect)
+	return s, nil
+}
+
+// classifyStep is how a tool step's error counts: a failure, or neither
+// when the person interrupted the call.
+func classifyStep(err error) loopbreaker.Outcome {
+	if errors.Is(err, context.Canceled) {
+		return loopbreaker.Neutral
+	}
+	return loopbreaker.Failure
+}
+
+// withStateDir adds .loopbreaker/ to paths unless it is there: the hooks'
+// own state is always protected.
+func withStateDir(paths []string) []string {
+	for _, p := range paths {
+		if path.Clean(filepath.ToSlash(p)) == stateDirName {
+			return paths
+		}
+	}
+	return append([]string{stateDirName + "/"}, paths...)
+}
+
+// args returns the flags given, as command-line arguments that
+// defineFlags reads back the same, in the flag set's order.
+func (f *flags) args() []string {
+	var out []string
+	f.fs.Visit(func(fl *flag.Flag) {
+		if list, ok := fl.Value.(*listFlag); ok {
+			for _, v := range list.values {
+				out = append(out, "-"+fl.Name, v)
+			}
+			return
+		}
+		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			if v := fl.Value.String(); v == "true" {
+				out = append(out, "-"+fl.Name)
+			} else {
+				out = append(out, "-"+fl.Name+"="+v)
+			}
+			return
+		}
+		out = append(out, "-"+fl.Name, fl.Value.String())
+	})
+	return out
+}
+
+// newFlagSet returns a flag set named name whose errors go to w.
+func newFlagSet(name string, w io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(w)
+	return fs
+}

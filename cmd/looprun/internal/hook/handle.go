@@ -1,0 +1,379 @@
+package hook
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/loopbreaker/loopbreaker"
+)
+
+// ErrUnknownEvent is an event looprun does not answer.
+var ErrUnknownEvent = errors.New("unknown hook event")
+
+// handler answers one event of one project.
+type handler struct {
+	agent   Agent
+	set     *settings
+	project string // the project's directory
+	store   *store
+	log     *eventLog
+	now     func() time.Time
+}
+
+// newHandler returns the handler of the project at dir.
+func newHandler(agent Agent, set *settings, dir string, now func() time.Time) *handler {
+	hooks := filepath.Join(dir, stateDirName, "hooks")
+	return &handler{
+		agent: agent, set: set, project: dir, now: now,
+		store: &store{dir: hooks, now: now},
+		log:   &eventLog{path: filepath.Join(hooks, eventLogName), now: now},
+	}
+}
+
+// handle answers ev. An error is the hook's own failure (its input, its
+// state), which the caller reports, failing open or closed.
+func (h *handler) handle(ev *Event) (Answer, error) {
+	switch ev.Name {
+	case PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop:
+	case SessionStart:
+		return Answer{}, h.store.prune()
+	case SessionEnd:
+		if ev.SessionID == "" {
+			return Answer{}, errors.New("no session_id in the input")
+		}
+		return Answer{}, h.store.remove(ev.SessionID)
+	default:
+		return Answer{}, fmt.Errorf("%w %q", ErrUnknownEvent, ev.Name)
+	}
+	if ev.SessionID == "" {
+		return Answer{}, errors.New("no session_id in the input")
+	}
+	if ev.Name == Stop && h.set.prompt == "" {
+		return Answer{}, nil // no Ralph loop: the model stops when it will
+	}
+	unlock, err := h.store.lock(ev.SessionID)
+	if err != nil {
+		return Answer{}, err
+	}
+	defer unlock()
+	s, err := h.open(ev)
+	if err != nil {
+		return Answer{}, err
+	}
+	var a Answer
+	save := true
+	switch ev.Name {
+	case PreToolUse:
+		a, save = s.beforeTool()
+	case PostToolUse, PostToolUseFailure:
+		a, err = s.afterTool()
+	case UserPromptSubmit:
+		a = s.newPrompt()
+	case Stop:
+		a, err = s.stop()
+	}
+	if err != nil {
+		return Answer{}, err
+	}
+	if save {
+		if err := h.store.save(ev.SessionID, s.st); err != nil {
+			return a, err
+		}
+	}
+	return a, nil
+}
+
+// session is one session's state and breaker, for one event.
+type session struct {
+	h     *handler
+	ev    *Event
+	st    *state
+	steps *loopbreaker.CircuitBreaker
+}
+
+// open loads the session's state and its tool steps' breaker. A state
+// that cannot be read is moved aside, so that the next hook starts afresh,
+// and is the error (unless fail-closed: then it stays).
+func (h *handler) open(ev *Event) (*session, error) {
+	st, err := h.store.load(ev.SessionID)
+	if err == nil {
+		var steps *loopbreaker.CircuitBreaker
+		if steps, err = h.breaker(h.set.steps, st.Steps); err == nil {
+			return &session{h: h, ev: ev, st: st, steps: steps}, nil
+		}
+		err = &CorruptError{Path: h.store.path(ev.SessionID), Err: err}
+	}
+	var corrupt *CorruptError
+	if errors.As(err, &corrupt) && !h.set.failClosed {
+		aside, mvErr := h.store.moveAside(ev.SessionID)
+		if mvErr != nil {
+			return nil, errors.Join(err, mvErr)
+		}
+		h.log.note(ev, "state moved aside to %s: %v", aside, corrupt.Err)
+		return nil, fmt.Errorf("%w; moved aside to %s, and the session's breaker starts afresh at the next call", err, aside)
+	}
+	return nil, err
+}
+
+// breaker returns a breaker of cfg on the hook's clock, restored from
+// snap when there is one.
+func (h *handler) breaker(cfg loopbreaker.Config, snap *loopbreaker.Snapshot) (*loopbreaker.CircuitBreaker, error) {
+	cfg.Now = h.now
+	cb, err := loopbreaker.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if snap != nil {
+		if err := cb.Restore(*snap); err != nil {
+			return nil, err
+		}
+	}
+	return cb, nil
+}
+
+// keep stores the tool steps' breaker in the state. It is taken before
+// any Check of the hook: a half-open probe that Check lets through is the
+// tool call's own, not saved as one in flight (the hook that records the
+// call's outcome is another process, and would take it for lost).
+func (s *session) keep() {
+	snap := s.steps.Snapshot()
+	s.st.Steps = &snap
+}
+
+// beforeTool answers PreToolUse: a call is refused while the circuit is
+// open (and after -refusals such refusals the run is ended), or when it
+// would destroy a protected path. It reports whether the state changed.
+func (s *session) beforeTool() (Answer, bool) {
+	d := s.steps.Check() // not kept: see keep
+	if !d.Allow {
+		if !d.WaitHelps() {
+			s.h.log.note(s.ev, "ended: %s", d.Reason)
+			return Answer{Deny: refusedWords(d, false), End: endWords(d.Reason, false)}, false
+		}
+		s.st.Refused++
+		if s.st.Refused > s.h.set.refusals {
+			s.h.log.note(s.ev, "ended after %d refused calls: %s", s.st.Refused-1, d.Reason)
+			return Answer{Deny: refusedWords(d, false), End: endWords(d.Reason, true)}, true
+		}
+		s.h.log.note(s.ev, "refused %s: %s", s.ev.Tool, d.Reason)
+		return Answer{Deny: refusedWords(d, s.st.Refused == s.h.set.refusals)}, true
+	}
+	changed := s.st.Refused != 0
+	s.st.Refused = 0
+	err := s.h.set.checkProtected(s.h.project, s.ev.Cwd, s.ev.Tool, s.ev.Input)
+	if r, ok := refusal(err); ok {
+		s.h.log.note(s.ev, "refused %s: %s", s.ev.Tool, r.Reason)
+		return Answer{Deny: protectedWords(r)}, changed
+	}
+	if err != nil {
+		// The protected paths could not be looked at (a bad -protect):
+		// the call goes on, and the person hears of it.
+		return Answer{Notice: "looprun hook: protected paths not checked: " + err.Error()}, changed
+	}
+	return Answer{}, changed
+}
+
+// afterTool answers PostToolUse and PostToolUseFailure: the step is
+// recorded with what the session spent since the last hook. A trip tells
+// the model why; a refusal no waiting ends (a spend cap) ends the run; a
+// signal one step short of tripping, or a spend or budget warning, is a
+// warning the model reads.
+func (s *session) afterTool() (Answer, error) {
+	if err := s.readSpend(); err != nil {
+		return Answer{}, err
+	}
+	wasOpen := s.steps.State() == loopbreaker.Open
+	failed := s.ev.Name == PostToolUseFailure
+	errText := ""
+	it := loopbreaker.Iteration{Action: &loopbreaker.Action{Tool: s.ev.Tool, Args: stepArgs(s.ev.Tool, s.ev.Input)}}
+	if failed {
+		errText = s.ev.Error
+		it.Err = errors.New(errText)
+		if s.ev.Interrupted {
+			it.Err = fmt.Errorf("%w: %s", context.Canceled, errText)
+		}
+	} else {
+		it.Observation = observation(s.ev.Tool, s.ev.Response)
+	}
+	s.steps.Record(it)
+	s.noteTurn(failed && !s.ev.Interrupted, errText)
+	s.keep()
+
+	d := s.steps.Check()
+	switch {
+	case !d.Allow && !d.WaitHelps():
+		s.h.log.note(s.ev, "ended: %s", d.Reason)
+		a := Answer{End: endWords(d.Reason, false)}
+		if d.State == loopbreaker.Open && !wasOpen {
+			a.Block = tripWords(d.Reason, s.ev, errText, 0)
+		}
+		return a, nil
+	case !d.Allow && d.State == loopbreaker.Open && !wasOpen:
+		s.st.Refused = 0
+		s.h.log.note(s.ev, "tripped: %s", d.Reason)
+		return Answer{Block: tripWords(d.Reason, s.ev, errText, d.RetryAfter)}, nil
+	case !d.Allow:
+		return Answer{}, nil // refused before this call: the model was told
+	}
+	if w := s.warnings(d, failed); len(w) > 0 {
+		return Answer{Context: warningWords(strings.Join(w, " "))}, nil
+	}
+	return Answer{}, nil
+}
+
+// noteTurn keeps what the turn did for the Ralph loop: the files the
+// agent's editing tools wrote, and whether its last call failed.
+func (s *session) noteTurn(failed bool, errText string) {
+	t := &s.st.Turn
+	if _, edits := editTools[s.ev.Tool]; edits && !failed {
+		t.Edits++
+	}
+	t.LastError = ""
+	if failed {
+		t.LastError = errText
+	}
+}
+
+// warnings returns the warnings the model has not been given while they
+// hold: a signal one step short of tripping, and the breaker's own (80%
+// of a spend cap or of the call budget).
+func (s *session) warnings(d loopbreaker.Decision, failed bool) []string {
+	cfg, def := s.h.set.steps, loopbreaker.DefaultConfig()
+	st := s.steps.Stats()
+	action := (&loopbreaker.Action{Tool: s.ev.Tool, Args: stepArgs(s.ev.Tool, s.ev.Input)}).String()
+	type warning struct{ key, text string }
+	var now []warning
+	if n := threshold(cfg.Steps.MaxRepeatedActionError, def.Steps.MaxRepeatedActionError); failed && n > 1 && st.Steps.SameActionFailedInARow == n-1 {
+		now = append(now, warning{"repeated_action_error", fmt.Sprintf(
+			"this call has failed %d times in a row (%s); if it fails once more, your tool calls are stopped. Try something different.", n-1, action)})
+	}
+	if n := threshold(cfg.Steps.MaxRepeatedAction, def.Steps.MaxRepeatedAction); !failed && n > 1 && st.Steps.SameStepInARow == n-1 {
+		now = append(now, warning{"repeated_action_observation", fmt.Sprintf(
+			"this call has returned the same result %d times in a row (%s); once more, and your tool calls are stopped. It will not change: try something different.", n-1, action)})
+	}
+	if n := threshold(cfg.Failures.MaxConsecutive, def.Failures.MaxConsecutive); failed && n > 1 && st.Failures.Consecutive == n-1 {
+		now = append(now, warning{"consecutive_failures", fmt.Sprintf(
+			"your last %d tool calls failed; one more failure, and your tool calls are stopped.", n-1)})
+	}
+	for _, w := range d.Warnings {
+		now = append(now, warning{w.Kind.String(), w.String() + "."})
+	}
+	var keys, texts []string
+	for _, w := range now {
+		keys = append(keys, w.key)
+		if !slices.Contains(s.st.Warned, w.key) {
+			texts = append(texts, w.text)
+		}
+	}
+	s.st.Warned = keys
+	return texts
+}
+
+// threshold returns a threshold in force: v, def when v is 0, and 0 when
+// the signal is off.
+func threshold(v, def int) int {
+	if v == 0 {
+		v = def
+	}
+	return max(v, 0)
+}
+
+// newPrompt answers UserPromptSubmit: a person who writes a new prompt
+// has seen why the circuit opened, and it closes; the Ralph loop starts
+// over with the new task.
+func (s *session) newPrompt() Answer {
+	s.st.Refused = 0
+	s.st.Turn = turnState{Tree: s.st.Turn.Tree}
+	s.st.Ralph = nil
+	if s.steps.State() == loopbreaker.Closed {
+		return Answer{}
+	}
+	r := s.steps.Stats().Reason
+	s.steps.Resume()
+	s.keep()
+	s.h.log.note(s.ev, "resumed by a new prompt: %s", r)
+	return Answer{Notice: fmt.Sprintf("looprun: the circuit was open (%s); your prompt closed it.", r)}
+}
+
+// readSpend adds what the session spent since the last hook, read from
+// its transcript, to the tool steps' breaker.
+func (s *session) readSpend() error {
+	spent, err := readSpend(s.ev.TranscriptPath, &s.st.Transcript, s.h.agent.Usage)
+	for _, u := range spent {
+		s.steps.AddUsage(u)
+	}
+	if err != nil {
+		return fmt.Errorf("reading the transcript: %w", err)
+	}
+	return nil
+}
+
+// stepArgs returns a tool call's arguments as the step signals compare
+// them: its input with its keys in order, and, for Bash, without the
+// description the model gives each call, which says nothing of what runs.
+func stepArgs(tool string, input json.RawMessage) string {
+	var in map[string]json.RawMessage
+	if json.Unmarshal(input, &in) != nil {
+		return string(input)
+	}
+	if tool == "Bash" {
+		delete(in, "description")
+	}
+	out, err := json.Marshal(in)
+	if err != nil {
+		return string(input)
+	}
+	return string(out)
+}
+
+// observation returns a tool's result as the step signals compare it:
+// Bash's output and error output; any other tool's result as it came.
+func observation(tool string, response json.RawMessage) string {
+	var text string
+	if json.Unmarshal(response, &text) == nil {
+		return text
+	}
+	if tool == "Bash" {
+		var out struct{ Stdout, Stderr string }
+		if json.Unmarshal(response, &out) == nil {
+			return out.Stdout + "\n" + out.Stderr
+		}
+	}
+	return string(response)
+}
+
+// eventLogName is the hooks' log in the state directory: what they did
+// that the person may want to know afterwards (trips, refusals, runs
+// ended), since claude -p shows none of it.
+const eventLogName = "events.log"
+
+// maxEventLog bounds the log; past it the log starts anew, the old one
+// kept as events.log.1.
+const maxEventLog = 1 << 20
+
+// eventLog appends lines to the hooks' log. Writing it never fails a
+// hook.
+type eventLog struct {
+	path string
+	now  func() time.Time
+}
+
+// note appends a line about ev.
+func (l *eventLog) note(ev *Event, format string, args ...any) {
+	if info, err := os.Stat(l.path); err == nil && info.Size() > maxEventLog {
+		_ = os.Rename(l.path, l.path+".1")
+	}
+	f, err := os.OpenFile(l.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s session %s %s: %s\n", l.now().UTC().Format(time.RFC3339), ev.SessionID, ev.Name, fmt.Sprintf(format, args...))
+}

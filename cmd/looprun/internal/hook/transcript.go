@@ -1,0 +1,140 @@
+package hook
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+
+	"github.com/loopbreaker/loopbreaker"
+)
+
+// transcriptMark is how far a session's transcript was read for its
+// spend, and the last model message counted, which the lines read next
+// may go on with.
+type transcriptMark struct {
+	Path   string    `json:"path,omitempty"`
+	Offset int64     `json:"offset,omitempty"`
+	LastID string    `json:"last_id,omitempty"`
+	Last   usageMark `json:"last"`
+}
+
+// usageMark is a Usage as the state keeps it.
+type usageMark struct {
+	Input      int    `json:"input,omitempty"`
+	Output     int    `json:"output,omitempty"`
+	CacheRead  int    `json:"cache_read,omitempty"`
+	CacheWrite int    `json:"cache_write,omitempty"`
+	Model      string `json:"model,omitempty"`
+}
+
+func markOf(u loopbreaker.Usage) usageMark {
+	return usageMark{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens, Model: u.Model}
+}
+
+// more returns what u spent beyond m, of the same message: a message
+// whose later lines report more output than its first.
+func (m usageMark) more(u loopbreaker.Usage) loopbreaker.Usage {
+	return loopbreaker.Usage{
+		Model:            u.Model,
+		InputTokens:      max(u.InputTokens-m.Input, 0),
+		OutputTokens:     max(u.OutputTokens-m.Output, 0),
+		CacheReadTokens:  max(u.CacheReadTokens-m.CacheRead, 0),
+		CacheWriteTokens: max(u.CacheWriteTokens-m.CacheWrite, 0),
+	}
+}
+
+// maxTranscriptRead bounds what one hook reads of a transcript; the rest
+// is read by the next hook.
+const maxTranscriptRead = 64 << 20
+
+// maxLongLine bounds a line of the transcript that is read: a model's
+// message longer than that (a tool call carrying a file of many MiB) is
+// passed over.
+const maxLongLine = 16 << 20
+
+// readSpend reads what the transcript at path gained since mark, and
+// returns the usage of the model's messages in it, each message once
+// (Claude Code writes a message of several blocks as several lines), and
+// moves mark on past the last whole line. A transcript that is not there
+// (yet) spends nothing; one that shrank was replaced, and is read from its
+// end on, so that nothing is counted twice.
+func readSpend(path string, mark *transcriptMark, usage func([]byte) (string, loopbreaker.Usage, bool)) ([]loopbreaker.Usage, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if mark.Path != path {
+		*mark = transcriptMark{Path: path}
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if info.Size() < mark.Offset {
+		mark.Offset = info.Size()
+		return nil, nil
+	}
+	if _, err := f.Seek(mark.Offset, io.SeekStart); err != nil {
+		return nil, err
+	}
+	r := bufio.NewReaderSize(io.LimitReader(f, maxTranscriptRead), 64<<10)
+	var spent []loopbreaker.Usage
+	var long []byte
+	for {
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A long line: a tool's result, or a model's message whose
+			// tool call carries a file. It is kept whole up to
+			// maxLongLine, and past that only counted.
+			n := int64(len(line))
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = r.ReadSlice('\n')
+				n += int64(len(line))
+				if len(long) < maxLongLine {
+					long = append(long, line...)
+				}
+			}
+			if err != nil {
+				return spent, nil // the line is not whole yet
+			}
+			mark.Offset += n
+			if int64(len(long)) < n {
+				continue // too long to be read: it is no model's message
+			}
+			line = long
+		} else if err != nil {
+			return spent, nil // io.EOF: a partial line waits for the next hook
+		} else {
+			mark.Offset += int64(len(line))
+		}
+		id, u, ok := usage(line)
+		if !ok {
+			continue
+		}
+		if id != "" && id == mark.LastID {
+			u, mark.Last = mark.Last.more(u), maxMark(mark.Last, u)
+		} else {
+			mark.LastID, mark.Last = id, markOf(u)
+		}
+		spent = append(spent, u)
+	}
+}
+
+// maxMark returns the larger of each count of m and u.
+func maxMark(m usageMark, u loopbreaker.Usage) usageMark {
+	return usageMark{
+		Input: max(m.Input, u.InputTokens), Output: max(m.Output, u.OutputTokens),
+		CacheRead: max(m.CacheRead, u.CacheReadTokens), CacheWrite: max(m.CacheWrite, u.CacheWriteTokens),
+		Model: u.Model,
+	}
+}
