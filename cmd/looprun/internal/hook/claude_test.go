@@ -85,7 +85,8 @@ func TestAnswersAreWrittenAsClaudeCodeReadsThem(t *testing.T) {
 }
 
 // A line of Claude Code 2.1.328's transcript for a model's message, as it
-// wrote it (cut to the fields that matter), and one of a tool's result.
+// wrote it (cut to the fields that matter, cache tokens added), and one of
+// a tool's result.
 const (
 	realAssistantLine  = `{"parentUuid":"7a32","isSidechain":false,"message":{"id":"msg_fake000001","type":"message","role":"assistant","model":"claude-opus-5-5","content":[{"type":"text","text":"Two at once."}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":1000,"cache_creation_input_tokens":200,"cache_read_input_tokens":300,"output_tokens":100,"output_tokens_details":{"thinking_tokens":0},"service_tier":"standard"}},"type":"assistant","uuid":"649f","timestamp":"2026-11-26T15:19:35.900Z"}`
 	realToolResultLine = `{"parentUuid":"9184","isSidechain":false,"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_fake000001_0","type":"tool_result","content":"the assistant's \"usage\" is 3","is_error":false}]},"uuid":"1984"}`
