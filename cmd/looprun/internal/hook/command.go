@@ -22,6 +22,10 @@ type System struct {
 	Getenv func(string) string
 	Home   string
 	Now    func() time.Time
+	// Binary is how the hooks `looprun hooks install` writes name
+	// looprun; empty: this looprun, by its path or as "looprun" when it
+	// is the one on the PATH.
+	Binary string
 }
 
 // OS is the process's own world.

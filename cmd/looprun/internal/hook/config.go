@@ -44,6 +44,7 @@ func defaultProtected() []string { return append(protect.DefaultPaths(), ".loopr
 // takes too and writes into each command it installs.
 type flags struct {
 	fs         *flag.FlagSet
+	names      map[string]bool // the flags defineFlags defined
 	thresholds *thresholdflags.Set
 	maxCost    float64
 	maxTokens  int
@@ -72,7 +73,14 @@ func (l *listFlag) Set(v string) error {
 
 // defineFlags defines the hook's flags on fs.
 func defineFlags(fs *flag.FlagSet) *flags {
-	f := &flags{fs: fs}
+	f := &flags{fs: fs, names: map[string]bool{}}
+	before := map[string]bool{}
+	fs.VisitAll(func(fl *flag.Flag) { before[fl.Name] = true })
+	defer fs.VisitAll(func(fl *flag.Flag) {
+		if !before[fl.Name] {
+			f.names[fl.Name] = true
+		}
+	})
 	f.thresholds = thresholdflags.Register(fs, thresholdNames...)
 	preset := fs.Lookup("preset")
 	preset.DefValue = defaultPreset
@@ -166,11 +174,14 @@ func withStateDir(paths []string) []string {
 	return append([]string{stateDirName + "/"}, paths...)
 }
 
-// args returns the flags given, as command-line arguments that
+// args returns the hook's flags given, as command-line arguments that
 // defineFlags reads back the same, in the flag set's order.
 func (f *flags) args() []string {
 	var out []string
 	f.fs.Visit(func(fl *flag.Flag) {
+		if !f.names[fl.Name] {
+			return
+		}
 		if list, ok := fl.Value.(*listFlag); ok {
 			for _, v := range list.values {
 				out = append(out, "-"+fl.Name, v)

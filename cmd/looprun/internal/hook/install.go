@@ -90,7 +90,10 @@ else.
 			fmt.Fprintf(stderr, "looprun hooks install: %v\n", err)
 			return 2
 		}
-		bin, note := hookBinary()
+		bin, note := sys.Binary, ""
+		if bin == "" {
+			bin, note = hookBinary()
+		}
 		if note != "" {
 			fmt.Fprintln(stderr, "looprun hooks install: note:", note)
 		}
@@ -159,7 +162,7 @@ func isLooprunHook(command string) bool {
 	if len(words) < 2 || words[1] != "hook" {
 		return false
 	}
-	name := filepath.Base(filepath.ToSlash(words[0]))
+	name := words[0][strings.LastIndexAny(words[0], `/\`)+1:]
 	return name == "looprun" || name == "looprun.exe"
 }
 

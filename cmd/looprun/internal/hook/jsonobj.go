@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // object is a JSON object whose members keep the order they came in, so
@@ -51,7 +52,7 @@ func parseObject(data []byte) (object, error) {
 	if _, err := dec.Token(); err != nil { // the closing brace
 		return nil, err
 	}
-	if _, err := dec.Token(); err == nil {
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("more after the object")
 	}
 	return o, nil
