@@ -21,10 +21,21 @@ type Agent struct {
 	// for user, the person's own; home is the person's home directory and
 	// env reads the environment.
 	Settings func(s SettingsScope, dir, home string, env func(string) string) string
-	// Usage reads one line of the session's transcript: a model's message
-	// with what it spent, its id (the same message may take several
-	// lines) and ok; ok is false for every other line.
-	Usage func(line []byte) (id string, u loopbreaker.Usage, ok bool)
+	// Message reads one line of the session's transcript: a model's
+	// message, and ok; ok is false for every other line.
+	Message func(line []byte) (m Message, ok bool)
+}
+
+// Message is a model's message as a transcript records it, or a part of
+// one: Claude Code writes a message of several content blocks as several
+// lines, each with the message's id and usage.
+type Message struct {
+	// ID names the message.
+	ID string
+	// Usage is what the message spent.
+	Usage loopbreaker.Usage
+	// Calls are the ids of the tool calls the line holds.
+	Calls []string
 }
 
 // SettingsScope says which settings file `looprun hooks install` changes.

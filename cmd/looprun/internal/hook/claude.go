@@ -37,7 +37,7 @@ var ClaudeCode = Agent{
 	Decode:   decodeClaude,
 	Encode:   encodeClaude,
 	Settings: claudeSettings,
-	Usage:    claudeUsage,
+	Message:  claudeMessage,
 }
 
 // claudeInput is the part of Claude Code's hook input looprun reads.
@@ -49,6 +49,7 @@ type claudeInput struct {
 	ToolName       string          `json:"tool_name"`
 	ToolInput      json.RawMessage `json:"tool_input"`
 	ToolResponse   json.RawMessage `json:"tool_response"`
+	ToolUseID      string          `json:"tool_use_id"`
 	Error          string          `json:"error"`
 	IsInterrupt    bool            `json:"is_interrupt"`
 	LastMessage    string          `json:"last_assistant_message"`
@@ -69,7 +70,7 @@ func decodeClaude(data []byte) (Event, error) {
 	}
 	return Event{
 		Name: in.Event, SessionID: in.SessionID, TranscriptPath: in.TranscriptPath, Cwd: in.Cwd,
-		Tool: in.ToolName, Input: in.ToolInput, Response: in.ToolResponse,
+		Tool: in.ToolName, Input: in.ToolInput, Response: in.ToolResponse, ToolUseID: in.ToolUseID,
 		Error: in.Error, Interrupted: in.IsInterrupt,
 		LastMessage: in.LastMessage, StopHookActive: in.StopHookActive,
 	}, nil
@@ -148,8 +149,12 @@ func claudeSettings(s SettingsScope, dir, home string, env func(string) string) 
 type claudeLine struct {
 	Type    string `json:"type"`
 	Message struct {
-		ID    string `json:"id"`
-		Model string `json:"model"`
+		ID      string `json:"id"`
+		Model   string `json:"model"`
+		Content []struct {
+			Type string `json:"type"`
+			ID   string `json:"id"`
+		} `json:"content"`
 		Usage *struct {
 			Input      int `json:"input_tokens"`
 			CacheWrite int `json:"cache_creation_input_tokens"`
@@ -159,26 +164,32 @@ type claudeLine struct {
 	} `json:"message"`
 }
 
-// claudeUsage reads a model's message from a line of Claude Code's
+// claudeMessage reads a model's message from a line of Claude Code's
 // transcript (JSON lines). Claude Code writes a message with several
 // content blocks as several lines, one per block, each with the message's
 // id and usage. Lines of other kinds (the person's, tool results, hook
 // attachments) are passed over without being decoded, unless they hold
 // both "assistant" and "usage".
-func claudeUsage(line []byte) (string, loopbreaker.Usage, bool) {
+func claudeMessage(line []byte) (Message, bool) {
 	if !bytes.Contains(line, []byte(`"assistant"`)) || !bytes.Contains(line, []byte(`"usage"`)) {
-		return "", loopbreaker.Usage{}, false
+		return Message{}, false
 	}
 	var l claudeLine
 	if json.Unmarshal(line, &l) != nil || l.Type != "assistant" || l.Message.Usage == nil {
-		return "", loopbreaker.Usage{}, false
+		return Message{}, false
 	}
 	u := l.Message.Usage
-	return l.Message.ID, loopbreaker.Usage{
+	m := Message{ID: l.Message.ID, Usage: loopbreaker.Usage{
 		Model:            l.Message.Model,
 		InputTokens:      u.Input + u.CacheWrite + u.CacheRead,
 		OutputTokens:     u.Output,
 		CacheReadTokens:  u.CacheRead,
 		CacheWriteTokens: u.CacheWrite,
-	}, true
+	}}
+	for _, b := range l.Message.Content {
+		if b.Type == "tool_use" && b.ID != "" {
+			m.Calls = append(m.Calls, b.ID)
+		}
+	}
+	return m, true
 }

@@ -89,19 +89,25 @@ func TestAnswersAreWrittenAsClaudeCodeReadsThem(t *testing.T) {
 // a tool's result.
 const (
 	realAssistantLine  = `{"parentUuid":"7a32","isSidechain":false,"message":{"id":"msg_fake000001","type":"message","role":"assistant","model":"claude-opus-5-5","content":[{"type":"text","text":"Two at once."}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":1000,"cache_creation_input_tokens":200,"cache_read_input_tokens":300,"output_tokens":100,"output_tokens_details":{"thinking_tokens":0},"service_tier":"standard"}},"type":"assistant","uuid":"649f","timestamp":"2026-11-26T15:19:35.900Z"}`
+	realToolUseLine    = `{"parentUuid":"918413b3","isSidechain":false,"message":{"id":"msg_fake000001","type":"message","role":"assistant","model":"claude-opus-5-5","content":[{"id":"toolu_fake000001_1","input":{"command":"echo b"},"name":"Bash","type":"tool_use"}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":1000,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":100}},"type":"assistant","uuid":"de4f2445"}`
 	realToolResultLine = `{"parentUuid":"9184","isSidechain":false,"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_fake000001_0","type":"tool_result","content":"the assistant's \"usage\" is 3","is_error":false}]},"uuid":"1984"}`
 )
 
 func TestTranscriptLineOfAModelMessageTellsItsUsage(t *testing.T) {
-	id, u, ok := claudeUsage([]byte(realAssistantLine))
+	m, ok := claudeMessage([]byte(realAssistantLine))
 	require.True(t, ok)
-	assert.Equal(t, "msg_fake000001", id)
-	assert.Equal(t, loopbreaker.Usage{Model: "claude-opus-5-5", InputTokens: 1500, OutputTokens: 100, CacheReadTokens: 300, CacheWriteTokens: 200}, u,
+	assert.Equal(t, "msg_fake000001", m.ID)
+	assert.Equal(t, loopbreaker.Usage{Model: "claude-opus-5-5", InputTokens: 1500, OutputTokens: 100, CacheReadTokens: 300, CacheWriteTokens: 200}, m.Usage,
 		"cache writes and reads count as input, each apart too")
+	assert.Empty(t, m.Calls)
 
-	_, _, ok = claudeUsage([]byte(realToolResultLine))
+	m, ok = claudeMessage([]byte(realToolUseLine))
+	require.True(t, ok)
+	assert.Equal(t, []string{"toolu_fake000001_1"}, m.Calls, "the line's tool call")
+
+	_, ok = claudeMessage([]byte(realToolResultLine))
 	assert.False(t, ok, "a tool's result that mentions the words is no message")
-	_, _, ok = claudeUsage([]byte(`{"type":"assistant","message":{"id":"m"}}`))
+	_, ok = claudeMessage([]byte(`{"type":"assistant","message":{"id":"m"}}`))
 	assert.False(t, ok, "a message without usage")
 }
 
@@ -136,11 +142,12 @@ func FuzzDecodeClaude(f *testing.F) {
 	})
 }
 
-func FuzzClaudeUsage(f *testing.F) {
+func FuzzClaudeMessage(f *testing.F) {
 	f.Add([]byte(realAssistantLine))
 	f.Add([]byte(realToolResultLine))
+	f.Add([]byte(realToolUseLine))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		if _, _, ok := claudeUsage(line); ok {
+		if _, ok := claudeMessage(line); ok {
 			require.True(t, json.Valid(line), "only a whole JSON line is a message")
 		}
 	})

@@ -29,9 +29,10 @@ type Event struct {
 	Cwd string
 
 	// Tool is the tool called, and Input its input, a JSON object (tool
-	// events).
-	Tool  string
-	Input json.RawMessage
+	// events); ToolUseID names the call.
+	Tool      string
+	Input     json.RawMessage
+	ToolUseID string
 	// Response is what the tool returned (PostToolUse), as the agent
 	// gives it: a JSON object or string.
 	Response json.RawMessage

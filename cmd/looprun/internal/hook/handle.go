@@ -302,17 +302,32 @@ func (s *session) newPrompt() Answer {
 	return Answer{Notice: fmt.Sprintf("looprun: the circuit was open (%s); your prompt closed it.", r)}
 }
 
+// callWait bounds how long a hook after a tool call waits for the answer
+// that asked for the call to be in the transcript: Claude Code writes its
+// transcript on its own time, and a hook may come first.
+const callWait = 100 * time.Millisecond
+
 // readSpend adds what the session spent since the last hook, read from
-// its transcript, to the tool steps' breaker.
+// its transcript, to the tool steps' breaker. After a tool call it reads
+// on until the answer that asked for the call is in, for up to callWait.
 func (s *session) readSpend() error {
-	spent, err := readSpend(s.ev.TranscriptPath, &s.st.Transcript, s.h.agent.Usage)
-	for _, u := range spent {
-		s.steps.AddUsage(u)
+	deadline := time.Now().Add(callWait)
+	for {
+		spent, err := readSpend(s.ev.TranscriptPath, &s.st.Transcript, s.h.agent.Message)
+		for _, u := range spent {
+			s.steps.AddUsage(u)
+		}
+		if err != nil {
+			return fmt.Errorf("reading the transcript: %w", err)
+		}
+		if s.ev.ToolUseID == "" || s.st.Transcript.took(s.ev.ToolUseID) || time.Now().After(deadline) {
+			return nil
+		}
+		if _, err := os.Stat(s.ev.TranscriptPath); err != nil {
+			return nil // no transcript to wait for
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
-	if err != nil {
-		return fmt.Errorf("reading the transcript: %w", err)
-	}
-	return nil
 }
 
 // stepArgs returns a tool call's arguments as the step signals compare

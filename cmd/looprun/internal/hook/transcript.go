@@ -11,13 +11,30 @@ import (
 )
 
 // transcriptMark is how far a session's transcript was read for its
-// spend, and the last model message counted, which the lines read next
-// may go on with.
+// spend, the last model message counted, which the lines read next may go
+// on with, and the tool calls read whose hooks have not come yet.
 type transcriptMark struct {
 	Path   string    `json:"path,omitempty"`
 	Offset int64     `json:"offset,omitempty"`
 	LastID string    `json:"last_id,omitempty"`
 	Last   usageMark `json:"last"`
+	Calls  []string  `json:"calls,omitempty"`
+}
+
+// maxCalls bounds the tool calls a mark keeps: the calls of one answer
+// run at once, and their hooks come soon after.
+const maxCalls = 64
+
+// took reports whether the transcript read so far holds the tool call id,
+// and forgets it: its hook has come.
+func (m *transcriptMark) took(id string) bool {
+	for i, c := range m.Calls {
+		if c == id {
+			m.Calls = append(m.Calls[:i], m.Calls[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // usageMark is a Usage as the state keeps it.
@@ -57,10 +74,10 @@ const maxLongLine = 16 << 20
 // readSpend reads what the transcript at path gained since mark, and
 // returns the usage of the model's messages in it, each message once
 // (Claude Code writes a message of several blocks as several lines), and
-// moves mark on past the last whole line. A transcript that is not there
+// moves mark on past the last whole line, noting the tool calls read. A transcript that is not there
 // (yet) spends nothing; one that shrank was replaced, and is read from its
 // end on, so that nothing is counted twice.
-func readSpend(path string, mark *transcriptMark, usage func([]byte) (string, loopbreaker.Usage, bool)) ([]loopbreaker.Usage, error) {
+func readSpend(path string, mark *transcriptMark, message func([]byte) (Message, bool)) ([]loopbreaker.Usage, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -117,10 +134,15 @@ func readSpend(path string, mark *transcriptMark, usage func([]byte) (string, lo
 		} else {
 			mark.Offset += int64(len(line))
 		}
-		id, u, ok := usage(line)
+		m, ok := message(line)
 		if !ok {
 			continue
 		}
+		if len(m.Calls) > 0 {
+			mark.Calls = append(mark.Calls, m.Calls...)
+			mark.Calls = mark.Calls[max(len(mark.Calls)-maxCalls, 0):]
+		}
+		id, u := m.ID, m.Usage
 		if id != "" && id == mark.LastID {
 			u, mark.Last = mark.Last.more(u), maxMark(mark.Last, u)
 		} else {

@@ -44,7 +44,7 @@ func TestTheTranscriptIsReadAsItGrowsEachMessageOnce(t *testing.T) {
 	var mark transcriptMark
 	read := func() (int, int) {
 		t.Helper()
-		us, err := readSpend(path, &mark, claudeUsage)
+		us, err := readSpend(path, &mark, claudeMessage)
 		require.NoError(t, err)
 		return tokens(us)
 	}
@@ -76,7 +76,7 @@ func TestAMessageThatGrowsAddsWhatItGrew(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	appendTo(t, path, assistantLine("msg_1", 1000, 1, "a")+assistantLine("msg_1", 1000, 100, "b"))
 	var mark transcriptMark
-	us, err := readSpend(path, &mark, claudeUsage)
+	us, err := readSpend(path, &mark, claudeMessage)
 	require.NoError(t, err)
 	in, out := tokens(us)
 	assert.Equal(t, [2]int{1000, 100}, [2]int{in, out})
@@ -91,7 +91,7 @@ func TestALongLineIsReadWhole(t *testing.T) {
 	appendTo(t, path, assistantLine("msg_1", 5000, 500, big))
 	appendTo(t, path, assistantLine("msg_2", 1000, 100, "short"))
 	var mark transcriptMark
-	us, err := readSpend(path, &mark, claudeUsage)
+	us, err := readSpend(path, &mark, claudeMessage)
 	require.NoError(t, err)
 	in, out := tokens(us)
 	assert.Equal(t, [2]int{6000, 600}, [2]int{in, out})
@@ -107,20 +107,33 @@ func TestAReplacedTranscriptIsNotCountedTwice(t *testing.T) {
 	path := filepath.Join(dir, "t.jsonl")
 	appendTo(t, path, assistantLine("msg_1", 1000, 100, "a")+assistantLine("msg_2", 1000, 100, "b"))
 	var mark transcriptMark
-	_, err := readSpend(path, &mark, claudeUsage)
+	_, err := readSpend(path, &mark, claudeMessage)
 	require.NoError(t, err)
 
 	require.NoError(t, os.WriteFile(path, []byte(assistantLine("msg_1", 1000, 100, "a")), 0o644))
-	us, err := readSpend(path, &mark, claudeUsage)
+	us, err := readSpend(path, &mark, claudeMessage)
 	require.NoError(t, err)
 	assert.Empty(t, us)
 
 	other := filepath.Join(dir, "u.jsonl")
 	appendTo(t, other, assistantLine("msg_9", 7, 3, "z"))
-	us, err = readSpend(other, &mark, claudeUsage)
+	us, err = readSpend(other, &mark, claudeMessage)
 	require.NoError(t, err)
 	in, out := tokens(us)
 	assert.Equal(t, [2]int{7, 3}, [2]int{in, out})
+}
+
+// The tool calls read are kept until their hooks come, each taking its
+// own: a hook knows whether the answer that asked for its call is in.
+func TestTheToolCallsReadAreTakenByTheirHooks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	appendTo(t, path, realAssistantLine+"\n"+realToolUseLine+"\n")
+	var mark transcriptMark
+	_, err := readSpend(path, &mark, claudeMessage)
+	require.NoError(t, err)
+	assert.False(t, mark.took("toolu_fake000001_0"), "a call that is not in it")
+	assert.True(t, mark.took("toolu_fake000001_1"))
+	assert.False(t, mark.took("toolu_fake000001_1"), "taken once")
 }
 
 func FuzzReadSpend(f *testing.F) {
@@ -131,7 +144,7 @@ func FuzzReadSpend(f *testing.F) {
 		require.NoError(t, os.WriteFile(path, data, 0o644))
 		mark := transcriptMark{Path: path, Offset: max(offset, 0)}
 		before := mark.Offset
-		_, err := readSpend(path, &mark, claudeUsage)
+		_, err := readSpend(path, &mark, claudeMessage)
 		require.NoError(t, err)
 		require.LessOrEqual(t, mark.Offset, max(int64(len(data)), before))
 		if mark.Offset > before {
