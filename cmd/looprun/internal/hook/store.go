@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -76,17 +75,31 @@ func (e *CorruptError) Error() string { return fmt.Sprintf("corrupt state %s: %v
 
 func (e *CorruptError) Unwrap() error { return e.Err }
 
-// plainID is a session id that can name a file as it is.
-var plainID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-
 // fileName returns the base name of a session's files: its id, or a hash
 // of an id that cannot name a file.
 func fileName(id string) string {
-	if plainID.MatchString(id) {
+	if plainID(id) {
 		return id
 	}
 	sum := sha256.Sum256([]byte(id))
 	return "session-" + hex.EncodeToString(sum[:16])
+}
+
+// plainID reports whether a session id can name a file as it is: up to
+// 128 letters, digits, dots, dashes and underscores, not starting with a
+// dot, a dash or an underscore (Claude Code's ids are UUIDs).
+func plainID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '-' && c != '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // path returns the session's state file.
@@ -161,7 +174,7 @@ func replaceFile(path string, data []byte, perm os.FileMode, sync bool) error {
 		return err
 	}
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && perm != 0o600 { // CreateTemp makes it 0600
 		err = f.Chmod(perm)
 	}
 	if err == nil && sync {
