@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -411,4 +412,21 @@ func loopbreakerState(t *testing.T, p *project) loopbreaker.State {
 		return loopbreaker.Closed
 	}
 	return loopbreakerStats(t, p).State
+}
+
+// With a call budget, the model is warned at 80% of it, and refused when
+// it is spent: waiting ends that, so the run goes on being refused, and
+// then ends, as at an open circuit.
+func TestTheCallBudgetWarnsThenRefuses(t *testing.T) {
+	p := newProject(t, nil, "-calls-per-hour", "5")
+	for i := 1; i <= 5; i++ {
+		a := p.call(bashDone(fmt.Sprintf("ls %d", i), "a"))
+		if i == 4 {
+			assert.Contains(t, a.Specific.Context, "loopbreaker warning: Call budget 80% used: 4 of 5 calls in the last hour")
+		}
+	}
+	why, denied := p.call(preBash("ls 6")).denied()
+	require.True(t, denied)
+	assert.Contains(t, why, "Call budget")
+	assert.True(t, p.call(preBash("ls 6")).ended())
 }

@@ -159,3 +159,20 @@ func FuzzKeptPromise(f *testing.F) {
 		}
 	})
 }
+
+// Turns that end on a failed tool call, 3 in a row, end the loop: the
+// model stops where it fails.
+func TestTurnsEndingOnAFailedCallEndTheRalphLoop(t *testing.T) {
+	p := newProject(t, map[string]string{"PROMPT.md": ralphPrompt}, "-ralph", "PROMPT.md")
+	for turn := 1; turn <= 3; turn++ {
+		p.call(edited(p, fmt.Sprintf("f%d.go", turn)))
+		p.call(bashFailed(fmt.Sprintf("go test ./pkg%d", turn), fmt.Sprintf("Exit code 1\nFAIL pkg%d", turn)))
+		a := p.call(stopped(fmt.Sprintf("Turn %d: the tests still fail.", turn)))
+		if turn < 3 {
+			assert.Equal(t, "block", a.Decision)
+			continue
+		}
+		assert.Empty(t, a.Decision)
+		assert.Contains(t, a.Notice, "the Ralph loop ends: 3 consecutive failures (threshold: 3)")
+	}
+}
