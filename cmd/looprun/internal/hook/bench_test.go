@@ -24,18 +24,22 @@ const sessionSteps = 1000
 // and a PostToolUse (or PostToolUseFailure, one call in five). The project
 // is a git repository with CLAUDE.md, a plan and specs; the transcript
 // grows by an answer per call. It reports the median (p50) and the 99th
-// percentile (p99) of one hook's time, for each event and for both:
+// percentile (p99) of one hook's time, for each event and for both; and,
+// measured between them so that the machine's load is the same, of a
+// looprun whose hooks are off (LOOPRUN_HOOKS=off): the process's start
+// alone.
 //
 //	go test -run '^$' -bench HookSession -benchtime 1x ./internal/hook
 func BenchmarkHookSession(b *testing.B) {
 	bin := looprunBinary(b)
-	var pre, post []time.Duration
+	var pre, post, start []time.Duration
 	for range b.N {
 		b.StopTimer()
 		s := newBenchSession(b, bin)
 		b.StartTimer()
 		for i := range sessionSteps {
 			s.answer(i)
+			start = append(start, s.start())
 			pre = append(pre, s.hook(PreToolUse, s.call(i, PreToolUse)))
 			ev := PostToolUse
 			if i%5 == 4 {
@@ -44,11 +48,10 @@ func BenchmarkHookSession(b *testing.B) {
 			post = append(post, s.hook(ev, s.call(i, ev)))
 		}
 	}
-	all := slices.Concat(pre, post)
 	for _, m := range []struct {
 		name string
 		ds   []time.Duration
-	}{{"", all}, {"pre-", pre}, {"post-", post}} {
+	}{{"", slices.Concat(pre, post)}, {"pre-", pre}, {"post-", post}, {"start-", start}} {
 		b.ReportMetric(ms(percentile(m.ds, 50)), m.name+"p50-ms")
 		b.ReportMetric(ms(percentile(m.ds, 99)), m.name+"p99-ms")
 	}
@@ -146,6 +149,18 @@ func (s *benchSession) call(i int, event string) []byte {
 	return data
 }
 
+// start runs a looprun whose hooks are off, and returns how long it took.
+func (s *benchSession) start() time.Duration {
+	cmd := exec.Command(s.bin, "hook", PreToolUse)
+	cmd.Dir, cmd.Env = s.dir, append(s.env, OffEnv+"=off")
+	cmd.Stdin = strings.NewReader("{}")
+	begin := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(begin)
+	require.NoError(s.b, err, "%s", out)
+	return took
+}
+
 // hook runs looprun hook as Claude Code does, and returns how long it took.
 func (s *benchSession) hook(event string, input []byte) time.Duration {
 	cmd := exec.Command(s.bin, "hook", event)
@@ -159,4 +174,47 @@ func (s *benchSession) hook(event string, input []byte) time.Duration {
 		s.b.Fatalf("a healthy session was stopped: %s", out)
 	}
 	return took
+}
+
+// BenchmarkHookCall measures a hook's own work, in this process: its
+// start left out, one PreToolUse and one PostToolUse of a session whose
+// state and transcript grow with each call, in the project
+// BenchmarkHookSession uses.
+func BenchmarkHookCall(b *testing.B) {
+	s := newBenchSession(b, "")
+	sys := System{Getenv: func(k string) string {
+		if k == "CLAUDE_PROJECT_DIR" {
+			return s.dir
+		}
+		return ""
+	}, Now: time.Now}
+	run := func(event string, input []byte) {
+		var out strings.Builder
+		code, _ := Run(sys, []string{"hook", event}, strings.NewReader(string(input)), &out, &out)
+		if code != 0 || strings.Contains(out.String(), `"decision":"block"`) || strings.Contains(out.String(), `"deny"`) {
+			b.Fatalf("exit code %d: %s", code, out.String())
+		}
+	}
+	for _, event := range []string{PreToolUse, PostToolUse} {
+		b.Run(event, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := range b.N {
+				b.StopTimer()
+				s.answer(i)
+				pre, post := s.call(i, PreToolUse), s.call(i, PostToolUse)
+				if event == PostToolUse {
+					run(PreToolUse, pre)
+				}
+				b.StartTimer()
+				if event == PreToolUse {
+					run(PreToolUse, pre)
+					b.StopTimer()
+					run(PostToolUse, post)
+					b.StartTimer()
+					continue
+				}
+				run(PostToolUse, post)
+			}
+		})
+	}
 }
