@@ -80,7 +80,7 @@ var thresholds = []threshold{
 			return showInt(c.Failures.MaxConsecutive, defaults.Failures.MaxConsecutive, "")
 		},
 		aliases: []alias{{"circuit-breaker-failures", "ralph-starter"}}},
-	{name: "same-errors", what: "times one error may be seen before the circuit opens",
+	{name: "same-errors", what: "times one error is seen before the circuit opens",
 		unset: strconv.Itoa(defaults.Failures.MaxSameError), negativeOff: true, field: "Failures.MaxSameError",
 		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Failures.MaxSameError }),
 		show: func(c *loopbreaker.Config) string {
@@ -127,7 +127,7 @@ var thresholds = []threshold{
 			}
 			return c.Cooldown.String()
 		}},
-	{name: "calls-per-hour", what: "call budget per rolling hour, one call per iteration",
+	{name: "calls-per-hour", what: "calls per rolling hour, one per iteration",
 		unset: "none", field: "Spend.MaxCallsPerHour",
 		value:   intFlag(func(c *loopbreaker.Config) *int { return &c.Spend.MaxCallsPerHour }),
 		show:    func(c *loopbreaker.Config) string { return showInt(c.Spend.MaxCallsPerHour, 0, "") },

@@ -121,23 +121,23 @@ func TestHelpHasTheLegendTheExitCodesAndExamples(t *testing.T) {
 	out, code := runBin(t, t.TempDir(), "", "", "-h")
 	assert.Equal(t, exitDone, code, out)
 	for _, want := range []string{
-		"consec  failures in a row",
-		"noprog  iterations in a row without progress",
-		"WATCH: a signal is one iteration short of opening it",
-		"* marks the half-open probe",
-		"3   tripped: the circuit is open and nobody was asked",
-		"8   provider: stopped at a provider limit",
-		"130 interrupted: Ctrl+C or SIGTERM",
+		"consec and total failures",
+		"noprog (iterations in a row without progress)",
+		"WATCH: a signal one iteration short of opening it",
+		"*: the probe",
+		"3 tripped (the circuit is open and nobody was asked",
+		"8 a provider limit",
+		"130 interrupted",
 		"looprun -check 'go test ./...' -commit -- claude -p --output-format json --resume {session}",
 		"looprun -wait -max-opens 3 -quiet -json -- ./agent.sh > result.json",
-		"--calls                      -calls-per-hour (ralph-claude-code's --calls)",
-		"--rate-limit                 -calls-per-hour (ralph-starter's --rate-limit)",
-		"--circuit-breaker-failures   -failures (ralph-starter's --circuit-breaker-failures)",
-		"--circuit-breaker-errors     -same-errors (ralph-starter's --circuit-breaker-errors)",
-		"--validate                   -check (ralph-starter's --validate)",
+		"--calls (-calls-per-hour)",
+		"--rate-limit (-calls-per-hour)",
+		"--circuit-breaker-failures (-failures)",
+		"--circuit-breaker-errors (-same-errors)",
+		"--validate (-check)",
 		"LOOPRUN_<FLAG>",
 	} {
-		assert.Contains(t, out, want)
+		assert.Contains(t, strings.Join(strings.Fields(out), " "), want)
 	}
 	assert.NotContains(t, out, "  -calls\n", "an alias is not listed among the flags")
 }
