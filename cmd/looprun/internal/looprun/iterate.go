@@ -285,7 +285,13 @@ func (r *runner) statusText(iteration int, what string) func(time.Duration) stri
 	tail := "circuit " + stateName(s)
 	switch sp := s.Spend; {
 	case s.Budget.Limit > 0:
-		tail += fmt.Sprintf(", calls %d/%d this hour", s.Budget.Used, s.Budget.Limit)
+		used := s.Budget.Used
+		if r.shared == nil {
+			// The running iteration's call: the breaker counts it when
+			// the iteration is recorded (a fleet's, at Check).
+			used = min(used+1, s.Budget.Limit)
+		}
+		tail += fmt.Sprintf(", calls %d/%d this hour", used, s.Budget.Limit)
 	case sp.MaxCostUSD > 0:
 		tail += fmt.Sprintf(", spent $%.2f of $%.2f", sp.Total.CostUSD, sp.MaxCostUSD)
 	case sp.MaxTokens > 0:
@@ -473,9 +479,13 @@ func (r *runner) commit(iteration int, task string, files int) {
 	}
 	hash, committed, err := commitChanges(r.o.dir, message)
 	switch {
+	case err != nil && err.Error() == r.commitFailed:
+		// Said already: a missing git identity fails every commit alike.
 	case err != nil:
-		fmt.Fprintln(r.errOut, "looprun: commit:", err)
+		r.commitFailed = err.Error()
+		fmt.Fprintln(r.errOut, "looprun: commit:", err, "(said once; -commit tries again after each successful iteration)")
 	case committed:
+		r.commitFailed = ""
 		fmt.Fprintf(r.out, "      committed %s: %s\n", hash, message)
 	default:
 		fmt.Fprintln(r.out, "      nothing to commit")

@@ -424,7 +424,10 @@ type runner struct {
 	refusal    loopbreaker.Reason
 	stopped    string // why the loop stopped, for the summary
 	saveFailed bool   // the loop stopped on a failed save
-	iterations int    // run by this process
+	// commitFailed is the error of the last -commit that failed, said
+	// once: "" after a commit that worked.
+	commitFailed string
+	iterations   int // run by this process
 }
 
 // lastError is the error of the last failed iteration of this run.

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/loopbreaker/loopbreaker"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -54,7 +56,8 @@ echo "step $n" > work.txt
 // columns.
 func TestLiveOutputWipesTheStatusLine(t *testing.T) {
 	var w bytes.Buffer
-	l := &liveOutput{w: &w, terminal: true}
+	now := time.Unix(1_800_000_000, 0)
+	l := &liveOutput{w: &w, terminal: true, now: func() time.Time { return now }}
 	l.showStatus("  ... iteration 1 running 1s")
 	_, _ = l.Write([]byte("half a line"))
 	l.showStatus("  ... iteration 1 running 2s") // not drawn: the output's line is open
@@ -76,6 +79,41 @@ func TestLiveOutputWipesTheStatusLine(t *testing.T) {
 	_, _ = l.Write([]byte("hidden\n"))
 	l.showStatus("  ... iteration 2 running 0s")
 	assert.Equal(t, clearLine+"  ... iteration 2 running 0s", w.String(), "-quiet hides the output, not the status line")
+}
+
+// Output that stops mid-line (an agent's "Thinking..." with no newline)
+// keeps the status line away while it is written, and once it has rested
+// for a second its line is ended and the status line shows under it.
+func TestStatusLineShowsUnderALineThatRests(t *testing.T) {
+	var w bytes.Buffer
+	now := time.Unix(1_800_000_000, 0)
+	l := &liveOutput{w: &w, terminal: true, now: func() time.Time { return now }}
+	_, _ = l.Write([]byte("Thinking"))
+	now = now.Add(restAfter / 2)
+	l.showStatus("  ... iteration 1 running 1s")
+	assert.Equal(t, "Thinking", w.String(), "the line is still being written")
+
+	now = now.Add(restAfter)
+	l.showStatus("  ... iteration 1 running 2s")
+	assert.Equal(t, "Thinking\n"+clearLine+"  ... iteration 1 running 2s", w.String())
+
+	_, _ = l.Write([]byte("... done\n"))
+	l.endLine()
+	assert.Equal(t, "Thinking\n"+clearLine+"  ... iteration 1 running 2s"+clearLine+"... done\n", w.String())
+}
+
+// The status line counts the call the running iteration makes: the
+// fourth iteration of a budget of 50 runs as call 4 of 50, not 3.
+func TestStatusLineCountsTheRunningCall(t *testing.T) {
+	cfg := loopbreaker.DefaultConfig()
+	cfg.Spend.MaxCallsPerHour = 50
+	cb, err := loopbreaker.New(cfg)
+	require.NoError(t, err)
+	for range 3 {
+		cb.Record(loopbreaker.Iteration{})
+	}
+	r := &runner{cb: cb}
+	assert.Equal(t, "  ... iteration 4 running 12s, circuit CLOSED, calls 4/50 this hour", r.statusText(4, "running")(12*time.Second))
 }
 
 // -json prints the result, one JSON object, on stdout alone; what a
