@@ -166,8 +166,9 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	outputErr := loopbreaker.ExtractError(out.sample())
 	from := "command"
 	checked := false
+	var checkTests testCounter // the check's test counts
 	if it.Err == nil && r.o.check != "" {
-		checkErr, err := r.runCheck(ctx, iteration, log)
+		checkErr, err := r.runCheck(ctx, iteration, log, &checkTests)
 		switch {
 		case errors.Is(err, context.Canceled):
 			r.live.endLine()
@@ -184,9 +185,10 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	r.live.endLine()
 
 	block, hasBlock := out.statusBlock()
+	var after treeState
 	switch {
 	case inGit:
-		after, _ := gitTree(r.o.dir)
+		after, _ = gitTree(r.o.dir)
 		it.Progress.FilesChanged = changedFiles(r.o.dir, before, after)
 	case len(r.o.argv) > 0 && hasBlock && block.hasFiles:
 		// Outside a git repository, the agent's own count is the best
@@ -219,6 +221,11 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	}
 	if it.Task == "" && planErr == nil {
 		it.Task = planBefore.next
+	}
+	tests := measureTests(&checkTests, checked, block, hasBlock)
+	r.tests.feed(it.Progress, tests)
+	if inGit {
+		it.Progress.Reverted = reverted(r.o.dir, before, after)
 	}
 	r.cb.Record(it) // the Guard checks the protected files, and restores what was lost
 
@@ -345,9 +352,10 @@ func (r *runner) row(iteration int, started time.Time, d loopbreaker.Decision, i
 	if claude.hasUsage {
 		took += fmt.Sprintf(", $%.4f, %d tokens", claude.usage.CostUSD, claude.usage.Tokens())
 	}
-	fmt.Fprintf(r.out, "%5d  %-8s  %-9s  %-6s  %5d  %6d  %5d  %6d  %-8s  %s  (%s)\n",
+	fmt.Fprintf(r.out, "%5d  %-8s  %-9s  %-6s  %5d  %7s  %5s  %-6s  %6d  %5d  %6d  %-8s  %s  (%s)\n",
 		iteration, started.Format(time.TimeOnly), stateName(s), outcome, it.Progress.FilesChanged,
-		s.Failures.Consecutive, s.Failures.Total, s.Progress.ConsecutiveNoProgress, fp, calls, took)
+		r.tests.last.column(), score(s.Progress.LastScore), s.Risk, s.Failures.Consecutive, s.Failures.Total,
+		s.Progress.ConsecutiveNoProgress, fp, calls, took)
 }
 
 // showBlock prints what the agent's status block said, on a line.
@@ -424,11 +432,12 @@ func iterationError(res result, out *capture, timeout time.Duration) error {
 }
 
 // runCheck runs -check after the command passed, in -dir, with the same
-// time limit, its output shown as the command's is and added to the
-// iteration's log. failed is the iteration's error when the check failed:
-// the error ExtractError finds in its output, or how it ended. err is an
-// error that stops the loop: a check that cannot run, or ctx's.
-func (r *runner) runCheck(ctx context.Context, iteration int, log *os.File) (failed, err error) {
+// time limit, its output shown as the command's is, added to the
+// iteration's log and read by tests for its test counts. failed is the
+// iteration's error when the check failed: the error ExtractError finds
+// in its output, or how it ended. err is an error that stops the loop: a
+// check that cannot run, or ctx's.
+func (r *runner) runCheck(ctx context.Context, iteration int, log *os.File, tests *testCounter) (failed, err error) {
 	c := newCapture("", nil)
 	if log != nil {
 		if _, err := fmt.Fprintf(log, "\n[looprun: check: %s]\n", r.o.check); err == nil {
@@ -443,7 +452,7 @@ func (r *runner) runCheck(ctx context.Context, iteration int, log *os.File) (fai
 		argv = []string{"cmd", "/C", r.o.check}
 	}
 	ticker := r.live.startStatus(r.statusText(iteration, "check running"))
-	res, err := runCommand(ctx, argv, r.o.dir, nil, os.Environ(), r.o.timeout, r.shown(c))
+	res, err := runCommand(ctx, argv, r.o.dir, nil, os.Environ(), r.o.timeout, io.MultiWriter(r.shown(c), tests))
 	ticker.stop()
 	c.finish()
 	if log != nil {

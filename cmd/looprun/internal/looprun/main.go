@@ -419,6 +419,7 @@ type runner struct {
 	inGit       bool // the directory is in a git repository
 
 	samples    map[string]string // fingerprint → the error's first line
+	tests      testsSeen         // what the iterations told of the tests
 	lastOutput [sha256.Size]byte // outside git: the hash of the previous iteration's output
 	last       lastError         // the last failed iteration's error, for the prompt and the summary
 	refusal    loopbreaker.Reason
@@ -511,6 +512,7 @@ func newRunner(o *options, opts Options, guard *protect.Guard, clk clock, stdin 
 	} else if resumed, err := r.state.load(r.cb); err != nil {
 		return nil, err
 	} else if resumed {
+		r.tests.restore(r.cb.Snapshot())
 		s := r.cb.Stats()
 		fmt.Fprintf(r.out, "resuming %s: %d iterations so far, circuit %s\n", r.state.path(), s.Iterations, s.State)
 		if s := r.cb.Stats(); o.autoReset && s.State == loopbreaker.Open && !s.Reason.Kind.Held() {
@@ -589,8 +591,8 @@ func (r *runner) saveOrFail() bool {
 // or the iteration limit stops it, and returns the exit code.
 func (r *runner) loop(ctx context.Context) int {
 	r.banner()
-	fmt.Fprintf(r.out, "%5s  %-8s  %-9s  %-6s  %5s  %6s  %5s  %6s  %-8s  %s\n",
-		"iter", "time", "state", "result", "files", "consec", "total", "noprog", "error", "calls")
+	fmt.Fprintf(r.out, "%5s  %-8s  %-9s  %-6s  %5s  %7s  %5s  %-6s  %6s  %5s  %6s  %-8s  %s\n",
+		"iter", "time", "state", "result", "files", "tests", "score", "risk", "consec", "total", "noprog", "error", "calls")
 	for {
 		if ctx.Err() != nil {
 			r.stopped = "interrupted"
