@@ -76,10 +76,11 @@ type loop struct {
 	count counts
 
 	errors               errorCounts
-	lastFailed           bool   // the last recorded iteration failed
-	lastFingerprint      uint32 // of the last failure
-	lastFingerprintCount int    // its count after the last failure
-	anyFailure           bool   // lastFingerprint is set
+	lastFailed           bool         // the last recorded iteration failed
+	lastFingerprint      uint32       // of the last failure
+	lastFingerprintCount int          // its count after the last failure
+	anyFailure           bool         // lastFingerprint is set
+	noticed              noticedError // the error the last iteration, a success, noticed
 
 	progress   progressState
 	stagnation stagnationState
@@ -128,6 +129,16 @@ type Iteration struct {
 	// Err is the iteration's error; nil means it succeeded. Its Error()
 	// text is fingerprinted with Fingerprint.
 	Err error
+	// Noticed is an error the iteration ran into and got past: it
+	// succeeded, and yet it reported this error (an agent's command line
+	// that exits 0 after tool calls that failed inside it). It counts
+	// toward the same error, over the loop's life: its fingerprint's
+	// count and sample, and the same_error signal, which may open the
+	// circuit on it. It is no failure: the consecutive failures, the
+	// same error in a row and the failures on a task do not count it.
+	// Left out when the iteration failed (Err's error counts), was
+	// neutral or met a provider limit.
+	Noticed error
 	// Progress is what the iteration achieved; nil when the host does not
 	// measure progress, and the progress signals then stay idle. Failure
 	// and progress are independent: a failed iteration that made progress
@@ -197,7 +208,7 @@ type Iteration struct {
 // success on a task resets its failures, and its warning is judged when
 // it is recorded.)
 func (it *Iteration) plain() bool {
-	return it.Progress == nil && it.Approach == "" && it.Work == WorkUnlabelled && !it.Done && it.Plan == nil && it.Action == nil
+	return it.Progress == nil && it.Approach == "" && it.Work == WorkUnlabelled && !it.Done && it.Plan == nil && it.Action == nil && it.Noticed == nil
 }
 
 // Decision is the breaker's answer to Check.
@@ -405,15 +416,24 @@ func (b *CircuitBreaker) recordIteration(it Iteration) (open bool) {
 	var fp, approachFP uint32
 	var errText, sample string
 	var limit Limit
-	switch outcome {
-	case Failure:
+	switch {
+	case outcome == Failure:
 		errText = it.Err.Error()
 		fp = fingerprint32(errText)
 		if b.cfg.Failures.MaxSamples >= 0 {
 			sample = sampleOf(errText)
 		}
-	case ProviderLimit, ProviderStop:
+	case outcome == ProviderLimit, outcome == ProviderStop:
 		limit = b.limitFor(it.Err, outcome)
+	case outcome == Success && it.Noticed != nil:
+		// The error counts toward the same error alone (see record).
+		noticedText := it.Noticed.Error()
+		fp = fingerprint32(noticedText)
+		if b.cfg.Failures.MaxSamples >= 0 {
+			sample = sampleOf(noticedText)
+		}
+	default:
+		it.Noticed = nil
 	}
 	it.Task = taskName(it.Task)
 	usage, unpriced := b.priced(it.Usage)
@@ -477,12 +497,14 @@ type errorText string
 func (e errorText) Error() string { return string(e) }
 
 // record counts one iteration, recorded at now, and settles the state;
-// sample is the failure's error text (sampleOf); step is what it did, nil
-// when it reported no action. Called with b.mu held.
+// fp and sample are the fingerprint and the text (sampleOf) of the
+// failure's error, or of the error a success noticed (it.Noticed); step
+// is what it did, nil when it reported no action. Called with b.mu held.
 func (b *CircuitBreaker) record(failed bool, fp uint32, sample string, it *Iteration, approachFP uint32, step *stepFacts, now time.Time) {
 	b.count.Iterations++
 	sameError := failed && b.lastFailed && fp == b.lastFingerprint
 	b.lastFailed = failed
+	b.noticed = noticedError{}
 	if failed {
 		b.count.ConsecutiveFailures++
 		b.count.TotalFailures++
@@ -492,6 +514,10 @@ func (b *CircuitBreaker) record(failed bool, fp uint32, sample string, it *Itera
 		b.samples.add(fp, sample)
 	} else {
 		b.count.ConsecutiveFailures = 0
+		if it.Noticed != nil {
+			b.noticed = noticedError{fingerprint: fp, count: b.errors.add(fp), set: true}
+			b.samples.add(fp, sample)
+		}
 	}
 	b.observeTask(it.Task, failed)
 	b.observeTrends(it.Progress)

@@ -275,17 +275,19 @@ var rules = [...]rule{
 		},
 		on: func(c *Config) bool { return c.Failures.MaxSameError >= 0 },
 		check: func(b *CircuitBreaker) verdict {
-			if !b.lastFailed {
+			_, count, ok := b.sameErrorNow()
+			if !ok {
 				return pass
 			}
-			return atThreshold(b.lastFingerprintCount, b.cfg.Failures.MaxSameError)
+			return atThreshold(count, b.cfg.Failures.MaxSameError)
 		},
 		evidence: func(b *CircuitBreaker) Reason {
+			fp, count, _ := b.sameErrorNow()
 			return Reason{
-				Count:       b.lastFingerprintCount,
+				Count:       count,
 				Threshold:   b.cfg.Failures.MaxSameError,
-				Fingerprint: formatFingerprint(b.lastFingerprint),
-				Sample:      b.samples.latest(b.lastFingerprint),
+				Fingerprint: formatFingerprint(fp),
+				Sample:      b.samples.latest(fp),
 			}
 		},
 		recurs: sameErrorAgain,

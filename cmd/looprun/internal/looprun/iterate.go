@@ -183,6 +183,11 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		it.Err, from, checked = checkErr, "check", true
 	}
 	r.live.endLine()
+	if it.Err == nil && !checked && outputErr != "" {
+		// An agent that exits 0 after failing tool calls: the error
+		// counts toward the same error, not as a failure.
+		it.Noticed = errors.New(outputErr)
+	}
 
 	block, hasBlock := out.statusBlock()
 	var after treeState
@@ -247,8 +252,8 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 			what = "check failed"
 		}
 		fmt.Fprintf(r.out, "      %s: %s\n", what, firstLine(it.Err.Error()))
-	case outputErr != "" && !checked:
-		fmt.Fprintf(r.out, "      note: the command exited 0, and its output has an error (no -check to tell): %s\n", firstLine(outputErr))
+	case it.Noticed != nil:
+		fmt.Fprintf(r.out, "      note: the command exited 0, and its output has an error, which counts toward the same error (no -check to tell): %s\n", firstLine(outputErr))
 	}
 	if hasBlock {
 		r.showBlock(block)
@@ -333,6 +338,11 @@ func (r *runner) row(iteration int, started time.Time, d loopbreaker.Decision, i
 		outcome, fp = "FAIL", loopbreaker.Fingerprint(it.Err.Error())
 		if _, seen := r.samples[fp]; !seen {
 			r.samples[fp] = firstLine(it.Err.Error())
+		}
+	case it.Noticed != nil:
+		fp = loopbreaker.Fingerprint(it.Noticed.Error())
+		if _, seen := r.samples[fp]; !seen {
+			r.samples[fp] = firstLine(it.Noticed.Error())
 		}
 	}
 	if d.Probe {
