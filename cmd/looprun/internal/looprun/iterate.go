@@ -98,12 +98,19 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		before, inGit = gitTree(r.o.dir)
 	}
 	planBefore, planErr := r.readPlan()
+	skipped := r.cb.Stats().Failures.SkippedTasks
+	next := ""
+	if planErr == nil {
+		next = nextTask(planBefore, skipped) // not one a person skipped
+	}
+	notes, notesFile := r.writeNotes(next, skipped)
 	session, err := r.sessions.offer()
 	if err != nil {
 		fmt.Fprintln(r.errOut, "looprun: session:", err)
 	}
 	if a, ok := r.agent.(*commandAgent); ok {
 		a.session = session
+		a.notes, a.notesFile = notes, notesFile
 	}
 	started := r.clock.Now()
 	r.iterations++
@@ -112,8 +119,8 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	defer r.closeLog(log)
 	if !r.o.quiet {
 		what := ""
-		if planErr == nil && planBefore.next != "" {
-			what = ": " + firstLine(planBefore.next)
+		if next != "" {
+			what = ": " + firstLine(next)
 		}
 		fmt.Fprintf(r.out, "----- iteration %d%s\n", iteration, what)
 	}
@@ -224,8 +231,8 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		it.Approach = block.approach
 		it.Task = block.task
 	}
-	if it.Task == "" && planErr == nil {
-		it.Task = planBefore.next
+	if it.Task == "" {
+		it.Task = next
 	}
 	tests := measureTests(&checkTests, checked, block, hasBlock)
 	r.tests.feed(it.Progress, tests)
@@ -233,6 +240,9 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		it.Progress.Reverted = reverted(r.o.dir, before, after)
 	}
 	r.cb.Record(it) // the Guard checks the protected files, and restores what was lost
+	if it.Err == nil {
+		r.stuck = nil // it got past what it was stuck on: nothing more to tell
+	}
 
 	s := r.cb.Stats()
 	if s.State == loopbreaker.Open {

@@ -420,6 +420,7 @@ type runner struct {
 
 	samples    map[string]string // fingerprint → the error's first line
 	tests      testsSeen         // what the iterations told of the tests
+	stuck      *stuckAnalysis    // why the circuit last opened, until an iteration gets past it; nil for none
 	lastOutput [sha256.Size]byte // outside git: the hash of the previous iteration's output
 	last       lastError         // the last failed iteration's error, for the prompt and the summary
 	refusal    loopbreaker.Reason
@@ -514,6 +515,9 @@ func newRunner(o *options, opts Options, guard *protect.Guard, clk clock, stdin 
 	} else if resumed {
 		r.tests.restore(r.cb.Snapshot())
 		s := r.cb.Stats()
+		if s.State == loopbreaker.Open || s.State == loopbreaker.HalfOpen && s.ConsecutiveOpens > 0 {
+			r.stuck = r.analyze(s.Reason) // for the next iteration's agent, whoever lets it run
+		}
 		fmt.Fprintf(r.out, "resuming %s: %d iterations so far, circuit %s\n", r.state.path(), s.Iterations, s.State)
 		if s := r.cb.Stats(); o.autoReset && s.State == loopbreaker.Open && !s.Reason.Kind.Held() {
 			if r.shared != nil {
@@ -688,6 +692,7 @@ func (r *runner) refused(ctx context.Context, d loopbreaker.Decision) (code int,
 	}
 	fmt.Fprintln(r.out)
 	r.showLastError()
+	r.showStuck(d.Reason)
 	if r.interactive {
 		return r.ask(ctx, d)
 	}
@@ -912,7 +917,7 @@ func (r *runner) summary(code int, saveErr error) {
 	})
 	fmt.Fprintf(r.out, "\n%-8s  %5s  %s\n", "error", "seen", "first seen as")
 	for _, fp := range fps {
-		sample := r.samples[fp]
+		sample := r.errorSample(fp, s)
 		if sample == "" {
 			sample = "(before this run)"
 		}
