@@ -151,6 +151,12 @@ type Iteration struct {
 	// Work says what kind of work the iteration did; the test-fix-loop
 	// and test-only completion signals read it.
 	Work WorkKind
+	// Claimed says the agent claimed the work done in words ("all tasks
+	// complete") without its done signal: [ProgressRules.MaxClaims] such
+	// claims in a row open the circuit (false_completion), and a done
+	// signal after them completes the loop at once. An iteration with
+	// Done is no false claim.
+	Claimed bool
 	// Done says the agent reported that the work is done (a done signal,
 	// ralph-claude-code's EXIT_SIGNAL). [ProgressRules.DoneSignals] of them in a row
 	// complete the loop.
@@ -208,7 +214,7 @@ type Iteration struct {
 // success on a task resets its failures, and its warning is judged when
 // it is recorded.)
 func (it *Iteration) plain() bool {
-	return it.Progress == nil && it.Approach == "" && it.Work == WorkUnlabelled && !it.Done && it.Plan == nil && it.Action == nil && it.Noticed == nil
+	return it.Progress == nil && it.Approach == "" && it.Work == WorkUnlabelled && !it.Done && !it.Claimed && it.Plan == nil && it.Action == nil && it.Noticed == nil
 }
 
 // Decision is the breaker's answer to Check.
@@ -630,6 +636,7 @@ func (b *CircuitBreaker) Stats() Stats {
 	s.Complete = b.completion.Complete
 	s.Progress.ConsecutiveDoneSignals = b.completion.ConsecutiveDoneSignals
 	s.Progress.ConsecutiveTestOnly = b.completion.ConsecutiveTestOnly
+	s.Progress.ConsecutiveClaims = b.completion.ConsecutiveClaims
 	s.Progress.Plan = b.completion.Plan
 	if b.cfg.Spend.MaxCallsPerHour > 0 {
 		s.Budget = b.budgetState(now)

@@ -160,6 +160,10 @@ type ProgressRules struct {
 	// DoneSignals completes the loop when this many successful iterations
 	// in a row reported [Iteration.Done] (ralph-claude-code: 2). Default 2.
 	DoneSignals int
+	// MaxClaims opens the circuit when this many iterations in a row
+	// claimed the work done without the done signal ([Iteration.Claimed]);
+	// clawker's safety completion. Default 3.
+	MaxClaims int
 	// TestOnly completes it when this many successful iterations in a row
 	// only ran tests ([WorkTestsOnly]). Default 3.
 	TestOnly int
@@ -263,6 +267,7 @@ func DefaultConfig() Config {
 			TestsDeclining:         3,
 			ErrorsRising:           3,
 			DoneSignals:            2,
+			MaxClaims:              3,
 			TestOnly:               3,
 		},
 		Steps: StepRules{
@@ -421,6 +426,7 @@ func (c Config) withDefaults() Config {
 	setDefault(&p.TestsDeclining, dp.TestsDeclining)
 	setDefault(&p.ErrorsRising, dp.ErrorsRising)
 	setDefault(&p.DoneSignals, dp.DoneSignals)
+	setDefault(&p.MaxClaims, dp.MaxClaims)
 	setDefault(&p.TestOnly, dp.TestOnly)
 	st, ds := &c.Steps, d.Steps
 	setDefault(&st.MaxRepeatedAction, ds.MaxRepeatedAction)

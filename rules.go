@@ -183,6 +183,11 @@ const (
 	// so their calls cost nothing toward it; Message names them, quoted.
 	// Add their prices to Config.Spend.Prices.
 	ReasonUnpricedModel
+	// ReasonFalseCompletion: Count iterations in a row claimed the work
+	// done in words ([Iteration.Claimed]) without the agent's done signal,
+	// reaching Threshold ([ProgressRules.MaxClaims]): clawker's "safety
+	// completion". The agent is stuck in a false claim, not done.
+	ReasonFalseCompletion
 )
 
 // verdict is what a signal says about the iteration just recorded.
@@ -748,6 +753,19 @@ var rules = [...]rule{
 				return fmt.Sprintf("No price for model %s: its calls count no dollars toward the spend cap (add it to Config.Spend.Prices)", r.Message)
 			}
 			return fmt.Sprintf("No price for models %s: their calls count no dollars toward the spend cap (add them to Config.Spend.Prices)", r.Message)
+		},
+	},
+	ReasonFalseCompletion: {
+		name: "false_completion",
+		text: func(r Reason) string {
+			return fmt.Sprintf("False completion: the agent claimed to be done %d times in a row without its done signal (threshold: %d)", r.Count, r.Threshold)
+		},
+		on: func(c *Config) bool { return c.Progress.MaxClaims >= 0 },
+		check: func(b *CircuitBreaker) verdict {
+			return atThreshold(b.completion.ConsecutiveClaims, b.cfg.Progress.MaxClaims)
+		},
+		evidence: func(b *CircuitBreaker) Reason {
+			return Reason{Count: b.completion.ConsecutiveClaims, Threshold: b.cfg.Progress.MaxClaims}
 		},
 	},
 	ReasonGaveUp: {

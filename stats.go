@@ -201,8 +201,10 @@ type ProgressStats struct {
 	// while it is off.
 	LastScore, Score int
 	// ConsecutiveDoneSignals and ConsecutiveTestOnly count the successful
-	// iterations in a row that reported Done, and that only ran tests.
-	ConsecutiveDoneSignals, ConsecutiveTestOnly int
+	// iterations in a row that reported Done, and that only ran tests;
+	// ConsecutiveClaims the iterations in a row that claimed done without
+	// the done signal ([Iteration.Claimed]).
+	ConsecutiveDoneSignals, ConsecutiveTestOnly, ConsecutiveClaims int
 	// Plan is the last plan an iteration reported; zero if none did.
 	Plan Plan
 	// ConsecutiveTestDeclines and ConsecutiveErrorRises count the measured

@@ -115,6 +115,12 @@ var thresholds = []threshold{
 		show: func(c *loopbreaker.Config) string {
 			return showInt(c.Progress.DoneSignals, defaults.Progress.DoneSignals, "")
 		}},
+	{name: "false-claims", what: "claims of done without the done signal, in a row, that open the circuit",
+		unset: strconv.Itoa(defaults.Progress.MaxClaims), negativeOff: true, field: "Progress.MaxClaims",
+		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.MaxClaims }),
+		show: func(c *loopbreaker.Config) string {
+			return showInt(c.Progress.MaxClaims, defaults.Progress.MaxClaims, "")
+		}},
 	{name: "cooldown", what: "how long the circuit stays open before one probe",
 		unset: defaults.Cooldown.String(), field: "Cooldown",
 		value: func(fs *flag.FlagSet, name, help string) func(*loopbreaker.Config) {
@@ -164,8 +170,8 @@ type Set struct {
 
 // Register defines -preset (default "feature") and the named threshold
 // flags on fs: failures, same-errors, same-errors-in-a-row, no-progress,
-// output-decline, permission-denials, done-signals, cooldown,
-// calls-per-hour. No names means all of them; an unknown name panics, as
+// output-decline, permission-denials, done-signals, false-claims,
+// cooldown, calls-per-hour. No names means all of them; an unknown name panics, as
 // it is the program's mistake.
 func Register(fs *flag.FlagSet, names ...string) *Set {
 	s := &Set{

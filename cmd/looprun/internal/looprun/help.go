@@ -28,7 +28,7 @@ var helpSections = []struct {
 }{
 	{"Thresholds (not given: the preset's; 0: the default in brackets; negative: off)", []string{
 		"preset", "failures", "same-errors", "same-errors-in-a-row", "no-progress", "output-decline",
-		"permission-denials", "done-signals", "cooldown", "calls-per-hour",
+		"permission-denials", "done-signals", "false-claims", "cooldown", "calls-per-hour",
 	}},
 	{"Each iteration", []string{"check", "commit", "plan", "prompt", "done-marker", "timeout"}},
 	{"When to stop", []string{"max-iterations", "max-opens", "wait", "interactive", "max-cost", "max-tokens", "limit-wait"}},

@@ -222,6 +222,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		}
 	}
 	it.Done = out.doneMarkerSeen()
+	claimed := claimsDone(out.sample())
 	if hasBlock {
 		// The block says what the agent thinks it did; a marker the
 		// person chose still counts.
@@ -234,6 +235,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	if it.Task == "" {
 		it.Task = next
 	}
+	it.Claimed = claimed && !it.Done // done in words, without the done signal
 	tests := measureTests(&checkTests, checked, block, hasBlock)
 	r.tests.feed(it.Progress, tests)
 	if inGit {
