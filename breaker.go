@@ -230,11 +230,6 @@ type Decision struct {
 	// errors rising ([ReasonErrorsRising]). They stop nothing. Nil when
 	// there are none, and for a complete loop. The slice is the caller's.
 	Warnings []Reason
-	// Warning is the texts of Warnings joined with "; ", e.g. "Call
-	// budget 80% used: 80 of 100 calls in the last hour, 20 left" (see
-	// [Budget.Warning]); "" when there are none. For a host that prints
-	// one line.
-	Warning string
 	// RetryAfter is, when the circuit is open, the time left until a
 	// probe may run; at a provider limit, the time until it lifts; when
 	// the call budget or an hourly spend cap is spent, the time until
@@ -249,7 +244,7 @@ type Decision struct {
 // *StopError: at a provider limit it matches [ErrProviderLimit] or
 // [ErrProviderStopped], at a spend cap [ErrSpendCap], with the call budget
 // spent [ErrCallBudget], with the shared breaker of a fleet out of reach
-// [ErrFleetUnavailable], and for a complete loop [ErrComplete]. Both carry
+// [ErrUnavailable], and for a complete loop [ErrComplete]. Both carry
 // the reason (errors.As).
 func (d Decision) Err() error {
 	switch {
@@ -335,7 +330,6 @@ func (b *CircuitBreaker) check() Decision {
 	if b.state == Open {
 		d.Reason, d.RetryAfter = b.reason, b.retryAfter(now)
 		d.Warnings = b.warningsNow(Budget{}, spend)
-		d.Warning = joinReasons(d.Warnings)
 		return d
 	}
 	if limited {
@@ -352,11 +346,9 @@ func (b *CircuitBreaker) check() Decision {
 		d.Reason = Reason{Kind: ReasonCallBudget, Count: d.Budget.Used, Threshold: d.Budget.Limit}
 		d.RetryAfter = b.calls.retryAfter(d.Budget.Limit, now)
 		d.Warnings = b.warningsNow(Budget{}, spend)
-		d.Warning = joinReasons(d.Warnings)
 		return d
 	}
 	d.Warnings = b.warningsNow(d.Budget, spend)
-	d.Warning = joinReasons(d.Warnings)
 	d.Allow = true
 	if b.state == HalfOpen {
 		d.Reason = b.reason
@@ -681,7 +673,7 @@ func (b *CircuitBreaker) warningsNow(budget Budget, spend Spend) []Reason {
 // failure (a *StopError), apart from completion.
 func stopKind(k ReasonKind) bool {
 	switch k {
-	case ReasonCallBudget, ReasonProviderLimit, ReasonProviderStopped, ReasonSpendCap, ReasonHourlySpendCap, ReasonFleetUnavailable:
+	case ReasonCallBudget, ReasonProviderLimit, ReasonProviderStopped, ReasonSpendCap, ReasonHourlySpendCap, ReasonUnavailable:
 		return true
 	}
 	return false

@@ -272,17 +272,17 @@ func TestAnUnreachableFleetRefusesWithItsOwnError(t *testing.T) {
 	// breaker is out of reach: not an open circuit, not a spent budget.
 	d := Decision{
 		State:      Closed,
-		Reason:     Reason{Kind: ReasonFleetUnavailable, Message: "dial unix /tmp/redis.sock: connect: no such file or directory"},
+		Reason:     Reason{Kind: ReasonUnavailable, Message: "dial unix /tmp/redis.sock: connect: no such file or directory"},
 		RetryAfter: time.Second,
 	}
 	err := d.Err()
-	require.ErrorIs(t, err, ErrFleetUnavailable)
+	require.ErrorIs(t, err, ErrUnavailable)
 	assert.NotErrorIs(t, err, ErrOpen)
 	assert.NotErrorIs(t, err, ErrCallBudget)
 	assert.NotErrorIs(t, err, ErrComplete)
 	var stop *StopError
 	require.ErrorAs(t, err, &stop)
-	assert.Equal(t, "loopbreaker: Fleet breaker unavailable: dial unix /tmp/redis.sock: connect: no such file or directory; trying again in 1s", err.Error())
-	assert.Equal(t, "fleet_unavailable", ReasonFleetUnavailable.String())
-	assert.False(t, opensCircuit(ReasonFleetUnavailable), "no circuit is open for it, so no snapshot may hold it as the reason")
+	assert.Equal(t, "loopbreaker: Shared breaker unavailable: dial unix /tmp/redis.sock: connect: no such file or directory; trying again in 1s", err.Error())
+	assert.Equal(t, "unavailable", ReasonUnavailable.String())
+	assert.False(t, opensCircuit(ReasonUnavailable), "no circuit is open for it, so no snapshot may hold it as the reason")
 }

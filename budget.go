@@ -11,7 +11,7 @@ import (
 const CallBudgetWindow = time.Hour
 
 // [CallBudgetWarningPercent] is the share of the call budget at which
-// [Decision.Warning] speaks (ralph-claude-code and superkit: 80%).
+// [Decision.Warnings] holds a warning (ralph-claude-code and superkit: 80%).
 const CallBudgetWarningPercent = 80
 
 // maxCallEntries bounds the memory of the call budget: beyond it, calls

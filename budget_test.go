@@ -14,7 +14,7 @@ func TestNoCallBudgetByDefault(t *testing.T) {
 		d := b.Check()
 		require.True(t, d.Allow)
 		assert.Equal(t, Budget{}, d.Budget)
-		assert.Empty(t, d.Warning)
+		assert.Empty(t, warningsText(d))
 		b.Record(Iteration{Calls: 3})
 	}
 	assert.Equal(t, -1, b.Stats().Budget.Left())
@@ -27,7 +27,7 @@ func TestCallBudgetWarnsThenRefuses(t *testing.T) {
 	for i := range 7 {
 		d := b.Check()
 		require.True(t, d.Allow)
-		assert.Empty(t, d.Warning, "call %d", i+1)
+		assert.Empty(t, warningsText(d), "call %d", i+1)
 		b.RecordSuccess()
 		clock.Advance(time.Minute)
 	}
@@ -36,7 +36,7 @@ func TestCallBudgetWarnsThenRefuses(t *testing.T) {
 	require.True(t, d.Allow)
 	assert.Equal(t, Budget{Limit: 10, Used: 8}, d.Budget)
 	assert.Equal(t, 2, d.Budget.Left())
-	assert.Equal(t, "Call budget 80% used: 8 of 10 calls in the last hour, 2 left", d.Warning)
+	assert.Equal(t, "Call budget 80% used: 8 of 10 calls in the last hour, 2 left", warningsText(d))
 
 	b.Record(Iteration{Calls: 2})
 	d = b.Check()

@@ -45,11 +45,12 @@ var ErrGaveUp = errors.New("loopbreaker: gave up on the loop")
 // open: the loop may go on after [Decision.RetryAfter].
 var ErrCallBudget = errors.New("loopbreaker: call budget exhausted")
 
-// [ErrFleetUnavailable] is matched (errors.Is) by the error of a Decision
-// refused because the breaker a fleet of workers shares is out of reach and
-// the worker fails closed (reason kind [ReasonFleetUnavailable]). The circuit
-// is not open: the worker asks again after [Decision.RetryAfter].
-var ErrFleetUnavailable = errors.New("loopbreaker: fleet breaker unavailable")
+// [ErrUnavailable] is matched (errors.Is) by the error of a Decision refused
+// because the state a shared breaker decides on is out of reach and it was
+// told to refuse rather than decide alone (reason kind [ReasonUnavailable];
+// a fleet worker's FailClosed, module redisstore). The circuit is not open:
+// ask again after [Decision.RetryAfter].
+var ErrUnavailable = errors.New("loopbreaker: shared breaker unavailable")
 
 // [ErrComplete] is matched (errors.Is) by the error of a Decision refused
 // because the loop is complete. It is not a failure.
@@ -78,7 +79,7 @@ var ErrSpendCap = errors.New("loopbreaker: spend cap reached")
 // open circuit, which is no failure: a provider limit (it matches
 // [ErrProviderLimit] or [ErrProviderStopped]), a spend cap ([ErrSpendCap]),
 // the call budget ([ErrCallBudget]), the shared breaker of a fleet out of
-// reach ([ErrFleetUnavailable]), or the loop is complete ([ErrComplete]).
+// reach ([ErrUnavailable]), or the loop is complete ([ErrComplete]).
 type StopError struct {
 	// Reason is the limit, cap, budget or completion reason.
 	Reason Reason
@@ -93,7 +94,7 @@ func (e *StopError) Error() string {
 	switch {
 	case e.Reason.Kind == ReasonCallBudget:
 		return fmt.Sprintf("loopbreaker: %s; next call in %s", e.Reason, e.RetryAfter)
-	case e.Reason.Kind == ReasonFleetUnavailable:
+	case e.Reason.Kind == ReasonUnavailable:
 		return fmt.Sprintf("loopbreaker: %s; trying again in %s", e.Reason, e.RetryAfter)
 	case e.RetryAfter > 0:
 		return fmt.Sprintf("loopbreaker: %s; retry in %s", e.Reason, e.RetryAfter)
@@ -103,7 +104,7 @@ func (e *StopError) Error() string {
 
 // Is makes a StopError match the sentinel of its reason: [ErrCallBudget],
 // [ErrProviderLimit], [ErrProviderStopped], [ErrSpendCap],
-// [ErrFleetUnavailable] or [ErrComplete].
+// [ErrUnavailable] or [ErrComplete].
 func (e *StopError) Is(target error) bool {
 	switch e.Reason.Kind {
 	case ReasonCallBudget:
@@ -114,8 +115,8 @@ func (e *StopError) Is(target error) bool {
 		return target == ErrProviderStopped
 	case ReasonSpendCap, ReasonHourlySpendCap:
 		return target == ErrSpendCap
-	case ReasonFleetUnavailable:
-		return target == ErrFleetUnavailable
+	case ReasonUnavailable:
+		return target == ErrUnavailable
 	}
 	return target == ErrComplete
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,4 +75,14 @@ func roundTrip(t *testing.T, s Snapshot) Snapshot {
 	back, err := ParseSnapshot(data)
 	require.NoError(t, err)
 	return back
+}
+
+// warningsText returns the texts of d's warnings joined with "; ", as a
+// host that prints them on one line would.
+func warningsText(d Decision) string {
+	texts := make([]string, len(d.Warnings))
+	for i, w := range d.Warnings {
+		texts[i] = w.String()
+	}
+	return strings.Join(texts, "; ")
 }

@@ -164,12 +164,12 @@ const (
 	// SpendWarningPercent or more of a spend cap is spent, Count tokens of
 	// Threshold, or CostUSD of MaxCostUSD; Message is the warning's text.
 	ReasonSpendWarning
-	// ReasonFleetUnavailable: the breaker a fleet of workers shares is
-	// out of reach, and the worker was told to refuse rather than decide
-	// alone (the redisstore module's FailClosed); Message says what failed.
-	// Check refuses without opening the circuit, with the error
-	// [ErrFleetUnavailable], until the shared state answers again.
-	ReasonFleetUnavailable
+	// ReasonUnavailable: the state a shared breaker decides on is out of
+	// reach, and it was told to refuse rather than decide alone (a fleet
+	// worker's FailClosed, module redisstore); Message says what failed.
+	// Check refuses without opening the circuit, with [ErrUnavailable],
+	// until the state answers again.
+	ReasonUnavailable
 	// [ReasonGaveUp]: the circuit opened Count times in a row without
 	// closing between, reaching Threshold ([Config.MaxConsecutiveOpens]), and
 	// the breaker gave up probing: the circuit is held open until a person
@@ -734,9 +734,9 @@ var rules = [...]rule{
 		warns: true,
 		text:  func(r Reason) string { return r.Message },
 	},
-	ReasonFleetUnavailable: {
-		name: "fleet_unavailable",
-		text: func(r Reason) string { return withMessage("Fleet breaker unavailable", r.Message) },
+	ReasonUnavailable: {
+		name: "unavailable",
+		text: func(r Reason) string { return withMessage("Shared breaker unavailable", r.Message) },
 	},
 	ReasonUnpricedModel: {
 		name:  "unpriced_model",

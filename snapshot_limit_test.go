@@ -39,7 +39,7 @@ func TestProviderLimitAndSpendSurviveARestart(t *testing.T) {
 	b.AddUsage(Usage{OutputTokens: 90000})
 	nb, _ = restart(t, b, cfg, clock.Now().Add(10*time.Minute))
 	assert.Equal(t, 90000, nb.Stats().Spend.LastHour.Tokens())
-	assert.Equal(t, "Spend 90% of the cap: 90000 tokens of 100000 tokens in the last hour, 10000 tokens left", nb.Check().Warning)
+	assert.Equal(t, "Spend 90% of the cap: 90000 tokens of 100000 tokens in the last hour, 10000 tokens left", warningsText(nb.Check()))
 }
 
 // A provider stop survives a restart too: no waiting ends it there either.

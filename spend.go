@@ -14,7 +14,7 @@ import (
 const SpendWindow = time.Hour
 
 // [SpendWarningPercent] is the share of a spend cap at which
-// [Decision.Warning] speaks, as it does for the call budget.
+// [Decision.Warnings] holds a warning, as it does for the call budget.
 const SpendWarningPercent = 80
 
 // maxSpendEntries bounds the memory of the hourly spend window: beyond it,

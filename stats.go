@@ -2,7 +2,6 @@ package loopbreaker
 
 import (
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -81,15 +80,6 @@ func (r Reason) Detail() string {
 		return s
 	}
 	return s + ": " + strconv.Quote(r.Sample)
-}
-
-// joinReasons returns the texts of rs joined with "; ".
-func joinReasons(rs []Reason) string {
-	texts := make([]string, len(rs))
-	for i, r := range rs {
-		texts[i] = r.String()
-	}
-	return strings.Join(texts, "; ")
 }
 
 // Stats is a snapshot of the breaker. It is a copy: the caller may keep and

@@ -169,7 +169,7 @@ func TestLongTaskWarns(t *testing.T) {
 			assert.True(t, d.Allow, "a warning is not a stop")
 			if !tt.warns {
 				assert.Nil(t, d.Warnings)
-				assert.Empty(t, d.Warning)
+				assert.Empty(t, warningsText(d))
 				return
 			}
 			require.Len(t, d.Warnings, 1)
@@ -178,7 +178,7 @@ func TestLongTaskWarns(t *testing.T) {
 			assert.Equal(t, tt.iterations, w.Count)
 			assert.Equal(t, "add login", w.Task)
 			assert.Equal(t, tt.text, w.String())
-			assert.Equal(t, tt.text, d.Warning)
+			assert.Equal(t, tt.text, warningsText(d))
 			assert.Equal(t, d.Warnings, b.Stats().Warnings)
 		})
 	}

@@ -81,7 +81,7 @@ type Config struct {
 	PollInterval time.Duration
 
 	// FailClosed makes the worker refuse every iteration, with
-	// [ErrFleetUnavailable], while Redis is out of reach. By default the
+	// [loopbreaker.ErrUnavailable], while Redis is out of reach. By default the
 	// worker's local breaker decides alone.
 	FailClosed bool
 
@@ -89,11 +89,6 @@ type Config struct {
 	// line when the worker rejoins. Nil means slog.Default().
 	Logger *slog.Logger
 }
-
-// ErrFleetUnavailable is matched (errors.Is) by the error of a Decision a
-// worker with [Config.FailClosed] refuses while Redis is out of reach. It is
-// [loopbreaker.ErrFleetUnavailable].
-var ErrFleetUnavailable = loopbreaker.ErrFleetUnavailable
 
 // ErrInvalidConfig is matched (errors.Is) by the error New returns for a
 // Config it cannot use, and by the errors of an invalid Breaker config.

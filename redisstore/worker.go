@@ -175,7 +175,7 @@ func classifiedOutcome(classify func(error) loopbreaker.Outcome) func(error) loo
 // costs no round trip, but for a hold (protected files lost): Check then
 // asks the fleet whether a worker resumed it meanwhile. While Redis is out
 // of reach, the local breaker decides alone, or with [Config.FailClosed]
-// every iteration is refused with [ErrFleetUnavailable]; every
+// every iteration is refused with [loopbreaker.ErrUnavailable]; every
 // [Config.RetryInterval] Check tries Redis again.
 func (w *Worker) Check() loopbreaker.Decision {
 	now := w.cfg.Breaker.Now()
@@ -237,9 +237,6 @@ func (w *Worker) Check() loopbreaker.Decision {
 		d.State, d.Reason = ld.State, ld.Reason
 	}
 	d.Warnings = append(d.Warnings, ld.Warnings...)
-	if len(d.Warnings) > 0 {
-		d.Warning = joinReasons(d.Warnings)
-	}
 	return d
 }
 
@@ -305,18 +302,7 @@ func (w *Worker) decision(r reply) loopbreaker.Decision {
 	if warn, ok := w.unpricedWarning(); ok {
 		d.Warnings = append(d.Warnings, warn)
 	}
-	if len(d.Warnings) > 0 {
-		d.Warning = joinReasons(d.Warnings)
-	}
 	return d
-}
-
-func joinReasons(rs []loopbreaker.Reason) string {
-	texts := make([]string, len(rs))
-	for i, r := range rs {
-		texts[i] = r.String()
-	}
-	return strings.Join(texts, "; ")
 }
 
 // Record tells the fleet the outcome of an iteration, in one round trip.

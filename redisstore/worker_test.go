@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -244,7 +245,7 @@ func TestAnIterationsCallsBeyondTheReservedOneCount(t *testing.T) {
 	d = w.Check()
 	require.True(t, d.Allow)
 	assert.Equal(t, 9, d.Budget.Used)
-	assert.Equal(t, "Call budget 90% used: 9 of 10 calls in the last hour, 1 left", d.Warning)
+	assert.Equal(t, "Call budget 90% used: 9 of 10 calls in the last hour, 1 left", warningsText(d))
 	w.Record(loopbreaker.Iteration{})
 	d = w.Check()
 	require.True(t, d.Allow, "the tenth call")
@@ -442,3 +443,13 @@ func (g *lossGuard) AfterIteration() (int, string) {
 }
 
 func (g *lossGuard) Refresh() error { return nil }
+
+// warningsText returns the texts of d's warnings joined with "; ", as a
+// host that prints them on one line would.
+func warningsText(d loopbreaker.Decision) string {
+	texts := make([]string, len(d.Warnings))
+	for i, w := range d.Warnings {
+		texts[i] = w.String()
+	}
+	return strings.Join(texts, "; ")
+}
