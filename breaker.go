@@ -238,22 +238,15 @@ type Decision struct {
 	RetryAfter time.Duration
 }
 
-// Err returns nil when the decision allows the iteration. A refusal
-// because the circuit is open (or its probe is in flight) is an
-// *OpenError, which matches [ErrOpen]. A refusal that is no failure is a
-// *StopError: at a provider limit it matches [ErrProviderLimit] or
-// [ErrProviderStopped], at a spend cap [ErrSpendCap], with the call budget
-// spent [ErrCallBudget], with the shared breaker of a fleet out of reach
-// [ErrUnavailable], and for a complete loop [ErrComplete]. Both carry
-// the reason (errors.As).
+// Err returns nil when the decision allows the iteration, and else a
+// *RefusedError with its reason, which matches the sentinel of the reason
+// (errors.Is): [ErrOpen] for an open circuit, [ErrProviderLimit],
+// [ErrSpendCap], [ErrComplete] and the others (see RefusedError).
 func (d Decision) Err() error {
-	switch {
-	case d.Allow:
+	if d.Allow {
 		return nil
-	case d.Complete || stopKind(d.Reason.Kind):
-		return &StopError{Reason: d.Reason, RetryAfter: d.RetryAfter}
 	}
-	return &OpenError{State: d.State, Reason: d.Reason, RetryAfter: d.RetryAfter}
+	return &RefusedError{State: d.State, Reason: d.Reason, RetryAfter: d.RetryAfter}
 }
 
 // New returns a closed breaker for cfg. Zero fields of cfg take their
@@ -670,7 +663,7 @@ func (b *CircuitBreaker) warningsNow(budget Budget, spend Spend) []Reason {
 }
 
 // stopKind reports whether a refusal of kind k is a stop that is no
-// failure (a *StopError), apart from completion.
+// failure, apart from completion: the circuit stays closed.
 func stopKind(k ReasonKind) bool {
 	switch k {
 	case ReasonCallBudget, ReasonProviderLimit, ReasonProviderStopped, ReasonSpendCap, ReasonHourlySpendCap, ReasonUnavailable:

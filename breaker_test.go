@@ -3,6 +3,7 @@ package loopbreaker
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -178,7 +179,7 @@ func TestRefusedDecisionErrorMatchesErrOpen(t *testing.T) {
 	assert.ErrorIs(t, err, ErrOpen)
 	assert.ErrorIs(t, fmt.Errorf("runner: %w", err), ErrOpen)
 
-	var open *OpenError
+	var open *RefusedError
 	require.ErrorAs(t, err, &open)
 	assert.Equal(t, Open, open.State)
 	assert.Equal(t, ReasonConsecutiveFailures, open.Reason.Kind)
@@ -280,9 +281,38 @@ func TestAnUnreachableFleetRefusesWithItsOwnError(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrOpen)
 	assert.NotErrorIs(t, err, ErrCallBudget)
 	assert.NotErrorIs(t, err, ErrComplete)
-	var stop *StopError
-	require.ErrorAs(t, err, &stop)
+	var refused *RefusedError
+	require.ErrorAs(t, err, &refused)
 	assert.Equal(t, "loopbreaker: Shared breaker unavailable: dial unix /tmp/redis.sock: connect: no such file or directory; trying again in 1s", err.Error())
 	assert.Equal(t, "unavailable", ReasonUnavailable.String())
 	assert.False(t, opensCircuit(ReasonUnavailable), "no circuit is open for it, so no snapshot may hold it as the reason")
+}
+
+func TestEveryRefusalMatchesOnlyItsOwnSentinels(t *testing.T) {
+	sentinels := []error{ErrOpen, ErrGaveUp, ErrCallBudget, ErrUnavailable, ErrComplete, ErrProviderLimit, ErrProviderStopped, ErrSpendCap}
+	cases := []struct {
+		kind    ReasonKind
+		matches []error
+	}{
+		{ReasonConsecutiveFailures, []error{ErrOpen}},
+		{ReasonSameError, []error{ErrOpen}},
+		{ReasonNoProgress, []error{ErrOpen}},
+		{ReasonGaveUp, []error{ErrOpen, ErrGaveUp}},
+		{ReasonCallBudget, []error{ErrCallBudget}},
+		{ReasonUnavailable, []error{ErrUnavailable}},
+		{ReasonProviderLimit, []error{ErrProviderLimit}},
+		{ReasonProviderStopped, []error{ErrProviderStopped}},
+		{ReasonSpendCap, []error{ErrSpendCap}},
+		{ReasonHourlySpendCap, []error{ErrSpendCap}},
+		{ReasonDoneSignals, []error{ErrComplete}},
+		{ReasonTestOnlyLoops, []error{ErrComplete}},
+	}
+	for _, c := range cases {
+		t.Run(c.kind.String(), func(t *testing.T) {
+			err := error(&RefusedError{State: Open, Reason: Reason{Kind: c.kind}})
+			for _, s := range sentinels {
+				assert.Equal(t, slices.Contains(c.matches, s), errors.Is(err, s), "errors.Is(%s, %v)", c.kind, s)
+			}
+		})
+	}
 }

@@ -52,9 +52,9 @@ func TestCallBudgetWarnsThenRefuses(t *testing.T) {
 	require.ErrorIs(t, err, ErrCallBudget)
 	assert.NotErrorIs(t, err, ErrOpen)
 	assert.NotErrorIs(t, err, ErrComplete)
-	var stop *StopError
-	require.ErrorAs(t, err, &stop)
-	assert.Equal(t, 53*time.Minute, stop.RetryAfter)
+	var refused *RefusedError
+	require.ErrorAs(t, err, &refused)
+	assert.Equal(t, 53*time.Minute, refused.RetryAfter)
 	assert.Equal(t, "loopbreaker: Call budget exhausted: 10 calls in the last hour (limit: 10); next call in 53m0s", err.Error())
 
 	s := b.Stats()

@@ -6,37 +6,14 @@ import (
 	"time"
 )
 
-// [ErrOpen] is matched (errors.Is) by the error of every refused Decision.
+// [ErrOpen] is matched (errors.Is) by the error of a Decision refused
+// because the circuit is open, or its one probe is in flight.
 var ErrOpen = errors.New("loopbreaker: circuit open")
-
-// OpenError is the error of a refused Decision ([Decision.Err]). It matches
-// [ErrOpen] and carries why the circuit opened.
-type OpenError struct {
-	// State is Open, or HalfOpen when the probe was already in flight.
-	State State
-	// Reason is why the circuit opened.
-	Reason Reason
-	// RetryAfter is the time left until a probe may run, when known.
-	RetryAfter time.Duration
-}
-
-func (e *OpenError) Error() string {
-	if e.State == HalfOpen {
-		return fmt.Sprintf("loopbreaker: circuit half-open, probe in flight: %s", e.Reason)
-	}
-	return fmt.Sprintf("loopbreaker: circuit open: %s", e.Reason)
-}
-
-// Is makes every OpenError match [ErrOpen], and one whose reason is the
-// breaker giving up ([ReasonGaveUp]) match [ErrGaveUp] too.
-func (e *OpenError) Is(target error) bool {
-	return target == ErrOpen || target == ErrGaveUp && e.Reason.Kind == ReasonGaveUp
-}
 
 // [ErrGaveUp] is matched (errors.Is) by the error of a Decision refused
 // because the breaker gave up on the loop: the circuit opened
-// [Config.MaxConsecutiveOpens] times in a row without recovering. It is an
-// *OpenError, and matches [ErrOpen] too. No waiting ends it: a person
+// [Config.MaxConsecutiveOpens] times in a row without recovering. It
+// matches [ErrOpen] too. No waiting ends it: a person
 // looks at the loop, then calls Resume, Skip or Reset.
 var ErrGaveUp = errors.New("loopbreaker: gave up on the loop")
 
@@ -75,50 +52,62 @@ var ErrProviderStopped = errors.New("loopbreaker: provider stopped the loop")
 // ends after [Decision.RetryAfter].
 var ErrSpendCap = errors.New("loopbreaker: spend cap reached")
 
-// StopError is the error of a Decision refused for a reason other than an
-// open circuit, which is no failure: a provider limit (it matches
-// [ErrProviderLimit] or [ErrProviderStopped]), a spend cap ([ErrSpendCap]),
-// the call budget ([ErrCallBudget]), the shared breaker of a fleet out of
-// reach ([ErrUnavailable]), or the loop is complete ([ErrComplete]).
-type StopError struct {
-	// Reason is the limit, cap, budget or completion reason.
+// RefusedError is the error of a refused Decision ([Decision.Err]): why
+// Check refused, and when asking again may help. It matches the sentinel
+// of its reason: [ErrOpen] for an open circuit or a probe in flight (and
+// [ErrGaveUp] when the breaker gave up); [ErrProviderLimit] or
+// [ErrProviderStopped] for a provider limit; [ErrSpendCap], [ErrCallBudget]
+// or [ErrUnavailable]; [ErrComplete] for a complete loop. Only ErrOpen is a
+// failure of the loop.
+type RefusedError struct {
+	// State is the circuit's state: Open, or HalfOpen when the probe was
+	// already in flight.
+	State State
+	// Reason is why Check refused.
 	Reason Reason
-	// RetryAfter is the time until the refusal ends: a provider limit
-	// lifts, enough calls or spend leave the rolling hour, or a fleet
-	// worker tries its shared breaker again; zero for a refusal no waiting
-	// ends.
+	// RetryAfter is the time until asking again may help; zero for a
+	// refusal no waiting ends.
 	RetryAfter time.Duration
 }
 
-func (e *StopError) Error() string {
+func (e *RefusedError) Error() string {
+	k := e.Reason.Kind
 	switch {
-	case e.Reason.Kind == ReasonCallBudget:
+	case k == ReasonCallBudget:
 		return fmt.Sprintf("loopbreaker: %s; next call in %s", e.Reason, e.RetryAfter)
-	case e.Reason.Kind == ReasonUnavailable:
+	case k == ReasonUnavailable:
 		return fmt.Sprintf("loopbreaker: %s; trying again in %s", e.Reason, e.RetryAfter)
-	case e.RetryAfter > 0:
-		return fmt.Sprintf("loopbreaker: %s; retry in %s", e.Reason, e.RetryAfter)
+	case stopKind(k) || completionKind(k):
+		if e.RetryAfter > 0 {
+			return fmt.Sprintf("loopbreaker: %s; retry in %s", e.Reason, e.RetryAfter)
+		}
+		return fmt.Sprintf("loopbreaker: %s", e.Reason)
+	case e.State == HalfOpen:
+		return fmt.Sprintf("loopbreaker: circuit half-open, probe in flight: %s", e.Reason)
 	}
-	return fmt.Sprintf("loopbreaker: %s", e.Reason)
+	return fmt.Sprintf("loopbreaker: circuit open: %s", e.Reason)
 }
 
-// Is makes a StopError match the sentinel of its reason: [ErrCallBudget],
-// [ErrProviderLimit], [ErrProviderStopped], [ErrSpendCap],
-// [ErrUnavailable] or [ErrComplete].
-func (e *StopError) Is(target error) bool {
-	switch e.Reason.Kind {
-	case ReasonCallBudget:
+// Is makes a RefusedError match the sentinel of its reason (see
+// RefusedError).
+func (e *RefusedError) Is(target error) bool {
+	switch k := e.Reason.Kind; {
+	case k == ReasonCallBudget:
 		return target == ErrCallBudget
-	case ReasonProviderLimit:
+	case k == ReasonProviderLimit:
 		return target == ErrProviderLimit
-	case ReasonProviderStopped:
+	case k == ReasonProviderStopped:
 		return target == ErrProviderStopped
-	case ReasonSpendCap, ReasonHourlySpendCap:
+	case k == ReasonSpendCap || k == ReasonHourlySpendCap:
 		return target == ErrSpendCap
-	case ReasonUnavailable:
+	case k == ReasonUnavailable:
 		return target == ErrUnavailable
+	case completionKind(k):
+		return target == ErrComplete
+	case k == ReasonGaveUp:
+		return target == ErrOpen || target == ErrGaveUp
 	}
-	return target == ErrComplete
+	return target == ErrOpen
 }
 
 // [ErrCorruptState] is matched (errors.Is) by every error that says a saved

@@ -51,7 +51,7 @@ func TestAStuckLoopGivesUpAtTheTenthOpening(t *testing.T) {
 	assert.Equal(t, ReasonConsecutiveFailures, d.Reason.Last, "the failures in a row, checked first, had opened it last")
 	assert.Equal(t, "Gave up: the circuit opened 10 times in a row without recovering (threshold: 10): 12 consecutive failures (threshold: 3)", d.Reason.String())
 	assert.Contains(t, d.Reason.Detail(), `: "TypeError: Cannot read property 'id' of undefined at UserController (/src/controllers/user.ts:12:15)"`)
-	var open *OpenError
+	var open *RefusedError
 	require.True(t, errors.As(err, &open))
 	assert.Equal(t, d.Reason, open.Reason)
 

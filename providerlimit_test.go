@@ -67,9 +67,9 @@ func TestCheckRefusesUntilTheResetThenAllows(t *testing.T) {
 	err := d.Err()
 	assert.ErrorIs(t, err, ErrProviderLimit)
 	assert.NotErrorIs(t, err, ErrOpen)
-	var stop *StopError
-	require.ErrorAs(t, err, &stop)
-	assert.Equal(t, 8*time.Hour, stop.RetryAfter)
+	var refused *RefusedError
+	require.ErrorAs(t, err, &refused)
+	assert.Equal(t, 8*time.Hour, refused.RetryAfter)
 	assert.Equal(t, "loopbreaker: Provider limit: You've hit your limit (resets 2026-01-19 17:00 UTC); retry in 8h0m0s", err.Error())
 
 	s := b.Stats()

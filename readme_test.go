@@ -87,7 +87,7 @@ func TestTheREADMELoopStopsAStuckAgent(t *testing.T) {
 	err := readmeLoop(ctx, cfg, agent)
 
 	require.ErrorIs(t, err, loopbreaker.ErrGaveUp)
-	var open *loopbreaker.OpenError
+	var open *loopbreaker.RefusedError
 	require.True(t, errors.As(err, &open))
 	assert.Equal(t, loopbreaker.ReasonGaveUp, open.Reason.Kind)
 	assert.Contains(t, err.Error(), "Gave up: the circuit opened 10 times in a row without recovering (threshold: 10)")

@@ -814,6 +814,11 @@ func activeWarnings(c *Config) []ReasonKind {
 	return warns
 }
 
+// completionKind reports whether k is a completion signal's.
+func completionKind(k ReasonKind) bool {
+	return int(k) < len(rules) && rules[k].completes
+}
+
 // opensCircuit reports whether a reason of kind k can be why the circuit
 // is open or half-open: a stop signal, a failed or lost probe, a relapse,
 // or a person's or the host's hold; not a completion, the call budget, an

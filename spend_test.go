@@ -34,8 +34,8 @@ func TestSpendCapStopsTheLoop(t *testing.T) {
 	assert.Zero(t, d.RetryAfter)
 	assert.ErrorIs(t, d.Err(), ErrSpendCap)
 	assert.NotErrorIs(t, d.Err(), ErrOpen)
-	var stop *StopError
-	require.ErrorAs(t, d.Err(), &stop)
+	var refused *RefusedError
+	require.ErrorAs(t, d.Err(), &refused)
 
 	clock.Advance(48 * time.Hour)
 	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
