@@ -9,19 +9,6 @@ import (
 	"github.com/loopbreaker/loopbreaker/internal/limits"
 )
 
-// Breaker is what a loop needs of a breaker: Check before each iteration,
-// Record after it. [*CircuitBreaker] satisfies it, and so does a worker of a
-// fleet that shares one breaker across processes (the module
-// github.com/loopbreaker/loopbreaker/redisstore), so a host or an adapter
-// written against Breaker takes either. Implementations are safe for
-// concurrent use.
-type Breaker interface {
-	// Check asks whether the next iteration may run ([CircuitBreaker.Check]).
-	Check() Decision
-	// Record tells the outcome of an iteration ([CircuitBreaker.Record]).
-	Record(it Iteration)
-}
-
 // CircuitBreaker watches an agent loop and stops it when it is stuck. The
 // host calls Check before each iteration and Record after it. All methods
 // are safe for concurrent use. A CircuitBreaker must be made with New.

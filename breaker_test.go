@@ -252,22 +252,6 @@ func TestConcurrentUseCountsEveryIteration(t *testing.T) {
 	assert.Equal(t, 1, probes)
 }
 
-// A *CircuitBreaker is a Breaker, so hosts and adapters written against the
-// interface take it.
-var _ Breaker = (*CircuitBreaker)(nil)
-
-func TestBreakerInterfaceDrivesACircuitBreaker(t *testing.T) {
-	cb, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: 2}})
-	var b Breaker = cb
-	for range 2 {
-		require.True(t, b.Check().Allow)
-		b.Record(Iteration{Err: errors.New("boom")})
-	}
-	d := b.Check()
-	require.False(t, d.Allow)
-	require.Equal(t, ReasonConsecutiveFailures, d.Reason.Kind)
-}
-
 func TestAnUnreachableFleetRefusesWithItsOwnError(t *testing.T) {
 	// What a fleet worker that fails closed answers while its shared
 	// breaker is out of reach: not an open circuit, not a spent budget.

@@ -113,60 +113,53 @@ func (e *RefusedError) Is(target error) bool {
 // [ErrCorruptState] is matched (errors.Is) by every error that says a saved
 // state cannot be used: it is not JSON, is cut short, has the wrong types,
 // an unknown schema version or name, negative counts, or counts that
-// contradict each other. The error is a *CorruptStateError.
+// contradict each other. The error is a *StateError.
 var ErrCorruptState = errors.New("loopbreaker: corrupt state")
-
-// CorruptStateError says why a saved state cannot be used, and where it
-// is. It matches [ErrCorruptState], and unwraps to the cause (e.g. a
-// *json.SyntaxError).
-type CorruptStateError struct {
-	// Path is the file the state was read from; empty when it did not come
-	// from a file ([ParseSnapshot], Restore).
-	Path string
-	// Err is what is wrong.
-	Err error
-}
-
-func (e *CorruptStateError) Error() string {
-	if e.Path == "" {
-		return fmt.Sprintf("loopbreaker: corrupt state: %v", e.Err)
-	}
-	return fmt.Sprintf("loopbreaker: corrupt state in %s: %v", e.Path, e.Err)
-}
-
-// Is makes every CorruptStateError match [ErrCorruptState].
-func (e *CorruptStateError) Is(target error) bool { return target == ErrCorruptState }
-
-// Unwrap returns the cause.
-func (e *CorruptStateError) Unwrap() error { return e.Err }
 
 // [ErrNewerState] is matched (errors.Is) by the error that says a saved
 // state was written by a newer loopbreaker, whose snapshot version this
 // build does not read. The state is not corrupt: keep it, and read it with
-// the newer build. The error is a *NewerStateError.
+// the newer build. The error is a *StateError.
 var ErrNewerState = errors.New("loopbreaker: state written by a newer loopbreaker")
 
-// NewerStateError says that a saved state has a snapshot version newer
-// than [SnapshotVersion]. It matches [ErrNewerState], never [ErrCorruptState].
-type NewerStateError struct {
+// StateError says why a saved state cannot be used, and where it is. With
+// Newer set it matches [ErrNewerState] (never [ErrCorruptState]): the
+// state was written by a newer loopbreaker. Otherwise it matches
+// [ErrCorruptState] and unwraps to Err (e.g. a *json.SyntaxError).
+type StateError struct {
 	// Path is the file the state was read from; empty when it did not come
-	// from a file.
+	// from a file ([ParseSnapshot], Restore).
 	Path string
-	// Version is the state's snapshot version.
-	Version int
+	// Newer is the state's snapshot version when it is newer than
+	// [SnapshotVersion]; zero otherwise.
+	Newer int
+	// Err is what is wrong; nil when Newer is set.
+	Err error
 }
 
-func (e *NewerStateError) Error() string {
+func (e *StateError) Error() string {
 	where := ""
 	if e.Path != "" {
 		where = " in " + e.Path
 	}
-	return fmt.Sprintf("loopbreaker: the state%s was written by a newer loopbreaker (version %d; this build reads version %d): run the newer build, or keep the file until you do",
-		where, e.Version, SnapshotVersion)
+	if e.Newer > 0 {
+		return fmt.Sprintf("loopbreaker: the state%s was written by a newer loopbreaker (version %d; this build reads version %d): run the newer build, or keep the file until you do",
+			where, e.Newer, SnapshotVersion)
+	}
+	return fmt.Sprintf("loopbreaker: corrupt state%s: %v", where, e.Err)
 }
 
-// Is makes every NewerStateError match [ErrNewerState].
-func (e *NewerStateError) Is(target error) bool { return target == ErrNewerState }
+// Is makes a StateError match [ErrNewerState] or [ErrCorruptState] (see
+// StateError).
+func (e *StateError) Is(target error) bool {
+	if e.Newer > 0 {
+		return target == ErrNewerState
+	}
+	return target == ErrCorruptState
+}
+
+// Unwrap returns the cause.
+func (e *StateError) Unwrap() error { return e.Err }
 
 // [ErrNoState] is matched (errors.Is) by the error a Store returns from Load
 // when nothing was saved for the loop: not corruption, but a loop that

@@ -204,7 +204,7 @@ func (s *Snapshot) UnmarshalJSON(data []byte) error {
 		Version int `json:"version"`
 	}
 	if err := json.Unmarshal(data, &head); err == nil && head.Version > SnapshotVersion {
-		return &NewerStateError{Version: head.Version}
+		return &StateError{Newer: head.Version}
 	}
 	var d snapshotData
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -213,10 +213,10 @@ func (s *Snapshot) UnmarshalJSON(data []byte) error {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF // an empty file: cut short
 		}
-		return &CorruptStateError{Err: fmt.Errorf("not a snapshot: %w", err)}
+		return &StateError{Err: fmt.Errorf("not a snapshot: %w", err)}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return &CorruptStateError{Err: errors.New("not a snapshot: data after the JSON object")}
+		return &StateError{Err: errors.New("not a snapshot: data after the JSON object")}
 	}
 	s.data = d
 	return nil
@@ -479,16 +479,15 @@ func (b *CircuitBreaker) Restore(snap Snapshot) error {
 // outputs at most 10, the history at most [HistoryLen]; a provider limit in
 // force is a limit (a wait with the time it lifts, or a stop without one),
 // and the circuit's own reason is never one; nothing spent is negative.
-// The error it returns
-// is a *CorruptStateError (matching [ErrCorruptState]) that says the first
-// thing wrong, except for a newer version, which is a *NewerStateError
-// (matching [ErrNewerState]).
+// The error it returns is a *StateError matching [ErrCorruptState] that
+// says the first thing wrong, except for a newer version, which matches
+// [ErrNewerState].
 func (s Snapshot) Validate() error {
 	if s.data.Version > SnapshotVersion {
-		return &NewerStateError{Version: s.data.Version}
+		return &StateError{Newer: s.data.Version}
 	}
 	if err := s.data.validate(); err != nil {
-		return &CorruptStateError{Err: err}
+		return &StateError{Err: err}
 	}
 	return nil
 }
@@ -815,11 +814,11 @@ func parseFingerprint(s string) (uint32, bool) {
 
 // [ParseSnapshot] reads a snapshot from JSON and validates it (see
 // [Snapshot.Validate]). A snapshot of a newer version than [SnapshotVersion] is
-// a *NewerStateError matching [ErrNewerState], whatever fields it has.
+// a *StateError matching [ErrNewerState], whatever fields it has.
 // Anything else wrong, from bytes that are not JSON (or are cut short) to a
 // wrong type, an unknown field, trailing data, an unknown name or an
-// inconsistent state, is a *CorruptStateError matching [ErrCorruptState]
-// that says what.
+// inconsistent state, is a *StateError matching [ErrCorruptState] that
+// says what.
 func ParseSnapshot(data []byte) (Snapshot, error) {
 	var s Snapshot
 	if err := s.UnmarshalJSON(data); err != nil {

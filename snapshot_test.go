@@ -424,7 +424,7 @@ func TestCorruptSnapshotsAreRefused(t *testing.T) {
 			_, err := ParseSnapshot(tc.data)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, ErrCorruptState)
-			var corrupt *CorruptStateError
+			var corrupt *StateError
 			require.ErrorAs(t, err, &corrupt)
 			assert.Contains(t, err.Error(), tc.want)
 		})

@@ -104,7 +104,7 @@ func windowsDevice(loop string) bool {
 
 // Load reads and validates loop's snapshot. A missing file is an error
 // matching [ErrNoState] (and fs.ErrNotExist). A file that is not a valid
-// snapshot (see [ParseSnapshot]) is a *CorruptStateError with the file's
+// snapshot (see [ParseSnapshot]) is a *StateError with the file's
 // path, matching [ErrCorruptState]; the file is left where it is, for the
 // caller to refuse to go on (the safe default) or to call MoveAside and
 // start fresh. A file larger than [MaxStateFileSize] is corrupt too, and is
@@ -145,7 +145,7 @@ func readSnapshot(path string) (Snapshot, error) {
 	}
 	defer f.Close()
 	tooLarge := func(size int64) error {
-		return &CorruptStateError{Path: path, Err: fmt.Errorf("%d bytes or more, larger than a state file may be (%d)", size, MaxStateFileSize)}
+		return &StateError{Path: path, Err: fmt.Errorf("%d bytes or more, larger than a state file may be (%d)", size, MaxStateFileSize)}
 	}
 	if fi, err := f.Stat(); err != nil {
 		return Snapshot{}, err
@@ -160,13 +160,9 @@ func readSnapshot(path string) (Snapshot, error) {
 		return Snapshot{}, tooLarge(int64(len(data)))
 	}
 	snap, err := ParseSnapshot(data)
-	var corrupt *CorruptStateError
-	var newer *NewerStateError
-	switch {
-	case errors.As(err, &corrupt):
-		corrupt.Path = path
-	case errors.As(err, &newer):
-		newer.Path = path
+	var bad *StateError
+	if errors.As(err, &bad) {
+		bad.Path = path
 	}
 	return snap, err
 }

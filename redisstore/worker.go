@@ -19,8 +19,8 @@ import (
 
 // Worker is one worker of a fleet that shares one breaker on Redis. It
 // stands for one loop: the host calls Check before each iteration and
-// Record after it, as with a [loopbreaker.CircuitBreaker] (both are a
-// [loopbreaker.Breaker]). Each Check and each Record is one round trip to
+// Record after it, as with a [loopbreaker.CircuitBreaker], and has the
+// same methods. Each Check and each Record is one round trip to
 // Redis. A Worker is safe for concurrent use; its calls to Redis are
 // bounded by [Config.Timeout].
 //

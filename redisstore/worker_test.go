@@ -18,9 +18,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A fleet worker is a Breaker, so hosts and adapters take it as they take
-// a *loopbreaker.CircuitBreaker.
-var _ loopbreaker.Breaker = (*Worker)(nil)
+// loop is what a host's loop calls of a breaker. A fleet worker has it as
+// a *loopbreaker.CircuitBreaker has it, so an interface a host declares
+// takes either.
+type loop interface {
+	Check() loopbreaker.Decision
+	Record(loopbreaker.Iteration)
+	Wait(context.Context) (loopbreaker.Decision, error)
+	RecordSuccess()
+	RecordFailure(string) bool
+	State() loopbreaker.State
+	IsTripped() bool
+	Stats() loopbreaker.Stats
+	TripReason() string
+	Resume()
+	Skip()
+	Abort()
+	ForceOpen(string)
+	Reset()
+}
+
+var (
+	_ loop = (*Worker)(nil)
+	_ loop = (*loopbreaker.CircuitBreaker)(nil)
+)
 
 // clock is a hand-driven local clock; the shared state runs on Redis's.
 // It starts at the time of the machine, which Redis's clock reads too, so

@@ -80,7 +80,8 @@ type Setup struct {
 // the state file keeps between runs (for a fleet's worker, its own
 // signals). *loopbreaker.CircuitBreaker is one.
 type Breaker interface {
-	loopbreaker.Breaker // Check, Record
+	Check() loopbreaker.Decision
+	Record(loopbreaker.Iteration)
 	Wait(ctx context.Context) (loopbreaker.Decision, error)
 	Stats() loopbreaker.Stats
 	Resume()
