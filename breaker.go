@@ -648,13 +648,3 @@ func (b *CircuitBreaker) warningsNow(budget Budget, spend Spend) []Reason {
 	}
 	return append(ws, b.warnings...)
 }
-
-// stopKind reports whether a refusal of kind k is a stop that is no
-// failure, apart from completion: the circuit stays closed.
-func stopKind(k ReasonKind) bool {
-	switch k {
-	case ReasonCallBudget, ReasonProviderLimit, ReasonProviderStopped, ReasonSpendCap, ReasonHourlySpendCap, ReasonUnavailable:
-		return true
-	}
-	return false
-}

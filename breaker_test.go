@@ -300,3 +300,57 @@ func TestEveryRefusalMatchesOnlyItsOwnSentinels(t *testing.T) {
 		})
 	}
 }
+
+func TestEveryReasonKindSaysWhatItDoesToTheLoop(t *testing.T) {
+	want := map[ReasonKind]ReasonClass{
+		ReasonNone:                      ClassNone,
+		ReasonConsecutiveFailures:       ClassStop,
+		ReasonSameErrorInARow:           ClassStop,
+		ReasonSameError:                 ClassStop,
+		ReasonNoProgress:                ClassStop,
+		ReasonProgressScore:             ClassStop,
+		ReasonOutputDecline:             ClassStop,
+		ReasonPermissionDenials:         ClassStop,
+		ReasonCircularApproach:          ClassStop,
+		ReasonTestFixLoop:               ClassStop,
+		ReasonProbeFailed:               ClassStop,
+		ReasonCallBudget:                ClassLimit,
+		ReasonDoneSignals:               ClassComplete,
+		ReasonTestOnlyLoops:             ClassComplete,
+		ReasonPlanComplete:              ClassComplete,
+		ReasonForcedOpen:                ClassStop,
+		ReasonAborted:                   ClassStop,
+		ReasonProbeLost:                 ClassStop,
+		ReasonSameTask:                  ClassStop,
+		ReasonRelapse:                   ClassStop,
+		ReasonCallBudgetWarning:         ClassWarning,
+		ReasonLongTask:                  ClassWarning,
+		ReasonTestsDeclining:            ClassWarning,
+		ReasonErrorsRising:              ClassWarning,
+		ReasonRepeatedActionObservation: ClassStop,
+		ReasonRepeatedActionError:       ClassStop,
+		ReasonMonologue:                 ClassStop,
+		ReasonAlternatingActions:        ClassStop,
+		ReasonCondensationLoop:          ClassStop,
+		ReasonProtectedFiles:            ClassStop,
+		ReasonProviderLimit:             ClassLimit,
+		ReasonProviderStopped:           ClassLimit,
+		ReasonSpendCap:                  ClassLimit,
+		ReasonHourlySpendCap:            ClassLimit,
+		ReasonSpendWarning:              ClassWarning,
+		ReasonUnavailable:               ClassLimit,
+		ReasonGaveUp:                    ClassStop,
+		ReasonUnpricedModel:             ClassWarning,
+		ReasonUnpricedModel + 1:         ClassNone, // a kind this build does not know
+	}
+	require.Len(t, want, len(rules)+1, "every kind has its row here")
+	for kind, class := range want {
+		assert.Equal(t, class, kind.Class(), "%s", kind)
+		if class == ClassStop || class == ClassLimit || class == ClassComplete {
+			err := &RefusedError{State: Open, Reason: Reason{Kind: kind}}
+			assert.Equal(t, class == ClassStop, errors.Is(err, ErrOpen), "%s refuses as a %s", kind, class)
+			assert.Equal(t, class == ClassComplete, errors.Is(err, ErrComplete), "%s refuses as a %s", kind, class)
+		}
+	}
+	assert.Equal(t, "stop limit complete warning none", fmt.Sprint(ClassStop, ClassLimit, ClassComplete, ClassWarning, ClassNone))
+}

@@ -77,7 +77,7 @@ func (e *RefusedError) Error() string {
 		return fmt.Sprintf("loopbreaker: %s; next call in %s", e.Reason, e.RetryAfter)
 	case k == ReasonUnavailable:
 		return fmt.Sprintf("loopbreaker: %s; trying again in %s", e.Reason, e.RetryAfter)
-	case stopKind(k) || completionKind(k):
+	case k.Class() == ClassLimit || k.Class() == ClassComplete:
 		if e.RetryAfter > 0 {
 			return fmt.Sprintf("loopbreaker: %s; retry in %s", e.Reason, e.RetryAfter)
 		}
@@ -102,7 +102,7 @@ func (e *RefusedError) Is(target error) bool {
 		return target == ErrSpendCap
 	case k == ReasonUnavailable:
 		return target == ErrUnavailable
-	case completionKind(k):
+	case k.Class() == ClassComplete:
 		return target == ErrComplete
 	case k == ReasonGaveUp:
 		return target == ErrOpen || target == ErrGaveUp

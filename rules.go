@@ -5,8 +5,57 @@ import (
 	"strings"
 )
 
-// ReasonKind names the signal that opened the circuit.
+// ReasonKind names the signal behind a reason. [ReasonKind.Class] says what
+// a reason of the kind does: open the circuit, refuse for a limit, complete
+// the loop, or warn.
 type ReasonKind uint8
+
+// ReasonClass is what a reason does to the loop ([ReasonKind.Class]).
+type ReasonClass uint8
+
+// The reason classes.
+const (
+	// ClassNone is [ReasonNone]'s: nothing happened.
+	ClassNone ReasonClass = iota
+	// ClassStop opens the circuit: a stop signal tripped, a probe failed
+	// or was lost, the loop relapsed, the breaker gave up, or a person or
+	// the host held it ([ErrOpen]). It is a failure of the loop.
+	ClassStop
+	// ClassLimit refuses without opening the circuit, and is no failure:
+	// the call budget, a spend cap, the provider's limit, a shared breaker
+	// out of reach ([ErrCallBudget], [ErrSpendCap], [ErrProviderLimit],
+	// [ErrProviderStopped], [ErrUnavailable]).
+	ClassLimit
+	// ClassComplete refuses because the loop is done ([ErrComplete]).
+	ClassComplete
+	// ClassWarning refuses nothing: the reason is one of
+	// [Decision.Warnings] and [Stats.Warnings].
+	ClassWarning
+)
+
+// String returns "none", "stop", "limit", "complete" or "warning".
+func (c ReasonClass) String() string {
+	switch c {
+	case ClassStop:
+		return "stop"
+	case ClassLimit:
+		return "limit"
+	case ClassComplete:
+		return "complete"
+	case ClassWarning:
+		return "warning"
+	}
+	return "none"
+}
+
+// Class returns what a reason of kind k does to the loop; ClassNone for
+// ReasonNone and for a kind this build does not know.
+func (k ReasonKind) Class() ReasonClass {
+	if int(k) >= len(rules) {
+		return ClassNone
+	}
+	return rules[k].class
+}
 
 // The reason kinds. Each stop signal has its own.
 const (
@@ -208,14 +257,11 @@ type rule struct {
 	check func(b *CircuitBreaker) verdict
 	// evidence returns the reason when check did not pass.
 	evidence func(b *CircuitBreaker) Reason
-	// completes marks a completion signal: checked after a successful
-	// iteration, before the stop signals, and when it trips the loop is
-	// complete rather than the circuit open.
-	completes bool
-	// warns marks a warning: its check runs after each iteration that
-	// brings news of tasks or progress, and when it trips, the Reason goes
-	// to [Decision.Warnings] and [Stats.Warnings]; the circuit stays as it is.
-	warns bool
+	// class is what the reason does. A completion's check runs after a
+	// successful iteration, before the stop signals; a warning's runs
+	// after each iteration that brings news of tasks or progress, and when
+	// it trips, the Reason goes to [Decision.Warnings] and [Stats.Warnings].
+	class ReasonClass
 	// early marks a stop signal checked before the rest of the table: a
 	// narrower signal that would otherwise be hidden by a broader one
 	// tripping on the same iteration.
@@ -236,7 +282,8 @@ var rules = [...]rule{
 		text: func(Reason) string { return "" },
 	},
 	ReasonConsecutiveFailures: {
-		name: "consecutive_failures",
+		name:  "consecutive_failures",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("%d consecutive failures (threshold: %d)", r.Count, r.Threshold)
 		},
@@ -250,7 +297,8 @@ var rules = [...]rule{
 		recurs: failedAgain,
 	},
 	ReasonSameErrorInARow: {
-		name: "same_error_in_a_row",
+		name:  "same_error_in_a_row",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Same error repeated %d times in a row (threshold: %d)", r.Count, r.Threshold)
 		},
@@ -269,7 +317,8 @@ var rules = [...]rule{
 		recurs: sameErrorAgain,
 	},
 	ReasonSameError: {
-		name: "same_error",
+		name:  "same_error",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Same error repeated %d times (threshold: %d)", r.Count, r.Threshold)
 		},
@@ -291,7 +340,8 @@ var rules = [...]rule{
 		recurs: sameErrorAgain,
 	},
 	ReasonNoProgress: {
-		name: "no_progress",
+		name:  "no_progress",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("No progress in %d consecutive iterations (threshold: %d)", r.Count, r.Threshold)
 		},
@@ -314,7 +364,8 @@ var rules = [...]rule{
 		recurs: func(b *CircuitBreaker, _ Reason) bool { return b.progress.measured && !b.progress.made },
 	},
 	ReasonProgressScore: {
-		name: "progress_score",
+		name:  "progress_score",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Progress score %d over the last %d iterations (threshold: below 0)", r.Count, r.Window)
 		},
@@ -338,7 +389,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonOutputDecline: {
-		name: "output_decline",
+		name:  "output_decline",
+		class: ClassStop,
 		text: func(r Reason) string {
 			decline := 100 * (1 - float64(r.Current)/r.Baseline)
 			return fmt.Sprintf("Output declined %.1f%% below baseline (current: %d, baseline: %.0f, threshold: %d%%)",
@@ -367,7 +419,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonPermissionDenials: {
-		name: "permission_denials",
+		name:  "permission_denials",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Permission denied in %d consecutive iterations (threshold: %d)", r.Count, r.Threshold)
 		},
@@ -386,7 +439,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonCircularApproach: {
-		name: "circular_approach",
+		name:  "circular_approach",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Circular approach: %d approaches alternating over the last %d iterations without progress (approaches: %s)",
 				r.Count, r.Window, r.Fingerprint), r.Action)
@@ -407,7 +461,8 @@ var rules = [...]rule{
 		recurs: circlingAgain,
 	},
 	ReasonTestFixLoop: {
-		name: "test_fix_loop",
+		name:  "test_fix_loop",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Test-fix loop: %d of the last %d iterations only fixed tests (threshold: more than %d%%)",
 				r.Count, r.Window, r.Threshold)
@@ -431,21 +486,23 @@ var rules = [...]rule{
 		},
 	},
 	ReasonProbeFailed: {
-		name: "probe_failed",
+		name:  "probe_failed",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Half-open probe failed (error %s)", r.Fingerprint)
 		},
 		recurs: failedAgain,
 	},
 	ReasonCallBudget: {
-		name: "call_budget",
+		name:  "call_budget",
+		class: ClassLimit,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Call budget exhausted: %d calls in the last hour (limit: %d)", r.Count, r.Threshold)
 		},
 	},
 	ReasonDoneSignals: {
-		name:      "done_signals",
-		completes: true,
+		name:  "done_signals",
+		class: ClassComplete,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Complete: the agent reported done %d times in a row (threshold: %d)", r.Count, r.Threshold)
 		},
@@ -458,8 +515,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonTestOnlyLoops: {
-		name:      "test_only_loops",
-		completes: true,
+		name:  "test_only_loops",
+		class: ClassComplete,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Complete: %d iterations in a row only ran tests (threshold: %d)", r.Count, r.Threshold)
 		},
@@ -472,8 +529,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonPlanComplete: {
-		name:      "plan_complete",
-		completes: true,
+		name:  "plan_complete",
+		class: ClassComplete,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Complete: all %d tasks of the plan are done", r.Count)
 		},
@@ -488,15 +545,18 @@ var rules = [...]rule{
 		},
 	},
 	ReasonForcedOpen: {
-		name: "forced_open",
-		text: func(r Reason) string { return withMessage("Forced open", r.Message) },
+		name:  "forced_open",
+		class: ClassStop,
+		text:  func(r Reason) string { return withMessage("Forced open", r.Message) },
 	},
 	ReasonAborted: {
-		name: "aborted",
-		text: func(r Reason) string { return withMessage("Aborted", r.Message) },
+		name:  "aborted",
+		class: ClassStop,
+		text:  func(r Reason) string { return withMessage("Aborted", r.Message) },
 	},
 	ReasonProbeLost: {
-		name: "probe_lost",
+		name:  "probe_lost",
+		class: ClassStop,
 		text: func(Reason) string {
 			return "Half-open probe lost: the process stopped before its outcome was recorded"
 		},
@@ -504,6 +564,7 @@ var rules = [...]rule{
 	},
 	ReasonSameTask: {
 		name:  "same_task",
+		class: ClassStop,
 		early: true,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Stuck on task %q: %d failed iterations in a row (threshold: %d)", r.Task, r.Count, r.Threshold)
@@ -529,7 +590,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonRelapse: {
-		name: "relapse",
+		name:  "relapse",
+		class: ClassStop,
 		text: func(r Reason) string {
 			s := fmt.Sprintf("Relapse: %s again", r.Relapsed)
 			if r.Task != "" {
@@ -543,14 +605,14 @@ var rules = [...]rule{
 	},
 	ReasonCallBudgetWarning: {
 		name:  "call_budget_warning",
-		warns: true,
+		class: ClassWarning,
 		text: func(r Reason) string {
 			return Budget{Limit: r.Threshold, Used: r.Count}.Warning()
 		},
 	},
 	ReasonLongTask: {
 		name:  "long_task",
-		warns: true,
+		class: ClassWarning,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Task %q has taken %d iterations in a row (warning above %d)", r.Task, r.Count, r.Threshold)
 		},
@@ -567,7 +629,7 @@ var rules = [...]rule{
 	},
 	ReasonTestsDeclining: {
 		name:  "tests_declining",
-		warns: true,
+		class: ClassWarning,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Passing tests fell in %d measured iterations in a row, from %.0f to %d (threshold: %d)",
 				r.Count, r.Baseline, r.Current, r.Threshold)
@@ -588,7 +650,7 @@ var rules = [...]rule{
 	},
 	ReasonErrorsRising: {
 		name:  "errors_rising",
-		warns: true,
+		class: ClassWarning,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Errors rose in %d measured iterations in a row, from %.0f to %d (threshold: %d)",
 				r.Count, r.Baseline, r.Current, r.Threshold)
@@ -608,7 +670,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonRepeatedActionObservation: {
-		name: "repeated_action_observation",
+		name:  "repeated_action_observation",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Same action with the same observation %d times in a row (threshold: %d)", r.Count, r.Threshold), r.Action)
 		},
@@ -629,7 +692,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonRepeatedActionError: {
-		name: "repeated_action_error",
+		name:  "repeated_action_error",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Same action failed %d times in a row (threshold: %d, error %s)", r.Count, r.Threshold, r.Fingerprint), r.Action)
 		},
@@ -650,7 +714,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonMonologue: {
-		name: "monologue",
+		name:  "monologue",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Monologue: the same message %d times in a row without a tool call (threshold: %d)", r.Count, r.Threshold), r.Action)
 		},
@@ -671,7 +736,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonAlternatingActions: {
-		name: "alternating_actions",
+		name:  "alternating_actions",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Alternating actions: the same %d steps with the same observations over the last %d steps (actions: %s)", r.Count, r.Window, r.Fingerprint), r.Action)
 		},
@@ -692,7 +758,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonCondensationLoop: {
-		name: "condensation_loop",
+		name:  "condensation_loop",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Context condensed %d times in a row with nothing between (threshold: %d)", r.Count, r.Threshold)
 		},
@@ -708,39 +775,45 @@ var rules = [...]rule{
 		},
 	},
 	ReasonProtectedFiles: {
-		name: "protected_files",
-		text: func(r Reason) string { return withMessage("Protected files lost", r.Message) },
+		name:  "protected_files",
+		class: ClassStop,
+		text:  func(r Reason) string { return withMessage("Protected files lost", r.Message) },
 	},
 	ReasonProviderLimit: {
-		name: "provider_limit",
-		text: func(r Reason) string { return withMessage("Provider limit", r.Message) },
+		name:  "provider_limit",
+		class: ClassLimit,
+		text:  func(r Reason) string { return withMessage("Provider limit", r.Message) },
 	},
 	ReasonProviderStopped: {
-		name: "provider_stopped",
+		name:  "provider_stopped",
+		class: ClassLimit,
 		text: func(r Reason) string {
 			return withMessage("Provider stopped the loop (no waiting ends this)", r.Message)
 		},
 	},
 	ReasonSpendCap: {
-		name: "spend_cap",
-		text: func(r Reason) string { return spendCapText(r, "over the loop's life") },
+		name:  "spend_cap",
+		class: ClassLimit,
+		text:  func(r Reason) string { return spendCapText(r, "over the loop's life") },
 	},
 	ReasonHourlySpendCap: {
-		name: "hourly_spend_cap",
-		text: func(r Reason) string { return spendCapText(r, "in the last hour") },
+		name:  "hourly_spend_cap",
+		class: ClassLimit,
+		text:  func(r Reason) string { return spendCapText(r, "in the last hour") },
 	},
 	ReasonSpendWarning: {
 		name:  "spend_warning",
-		warns: true,
+		class: ClassWarning,
 		text:  func(r Reason) string { return r.Message },
 	},
 	ReasonUnavailable: {
-		name: "unavailable",
-		text: func(r Reason) string { return withMessage("Shared breaker unavailable", r.Message) },
+		name:  "unavailable",
+		class: ClassLimit,
+		text:  func(r Reason) string { return withMessage("Shared breaker unavailable", r.Message) },
 	},
 	ReasonUnpricedModel: {
 		name:  "unpriced_model",
-		warns: true,
+		class: ClassWarning,
 		text: func(r Reason) string {
 			if r.Count == 1 {
 				return fmt.Sprintf("No price for model %s: its calls count no dollars toward the spend cap (add it to Config.Spend.Prices)", r.Message)
@@ -749,7 +822,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonGaveUp: {
-		name: "gave_up",
+		name:  "gave_up",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return withMessage(fmt.Sprintf("Gave up: the circuit opened %d times in a row without recovering (threshold: %d)", r.Count, r.Threshold), r.Message)
 		},
@@ -788,10 +862,10 @@ func activeRules(c *Config) (stops, completions []ReasonKind) {
 	for _, early := range []bool{true, false} {
 		for i := range rules {
 			r := &rules[i]
-			if r.check == nil || r.warns || r.early != early || r.on != nil && !r.on(c) {
+			if r.check == nil || r.class == ClassWarning || r.early != early || r.on != nil && !r.on(c) {
 				continue
 			}
-			if r.completes {
+			if r.class == ClassComplete {
 				completions = append(completions, ReasonKind(i))
 			} else {
 				stops = append(stops, ReasonKind(i))
@@ -807,28 +881,16 @@ func activeWarnings(c *Config) []ReasonKind {
 	var warns []ReasonKind
 	for i := range rules {
 		r := &rules[i]
-		if r.warns && r.check != nil && (r.on == nil || r.on(c)) {
+		if r.class == ClassWarning && r.check != nil && (r.on == nil || r.on(c)) {
 			warns = append(warns, ReasonKind(i))
 		}
 	}
 	return warns
 }
 
-// completionKind reports whether k is a completion signal's.
-func completionKind(k ReasonKind) bool {
-	return int(k) < len(rules) && rules[k].completes
-}
-
 // opensCircuit reports whether a reason of kind k can be why the circuit
-// is open or half-open: a stop signal, a failed or lost probe, a relapse,
-// or a person's or the host's hold; not a completion, the call budget, an
-// unreachable fleet or a warning.
-func opensCircuit(k ReasonKind) bool {
-	if k == ReasonNone || stopKind(k) || int(k) >= len(rules) {
-		return false
-	}
-	return !rules[k].completes && !rules[k].warns
-}
+// is open or half-open.
+func opensCircuit(k ReasonKind) bool { return k.Class() == ClassStop }
 
 // failedAgain is the relapse test of the signals that failures make: the
 // iteration failed.

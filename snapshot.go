@@ -616,7 +616,7 @@ func (s *snapshotData) validate() error {
 	switch {
 	case c.ConsecutiveDoneSignals < 0 || c.ConsecutiveTestOnly < 0 || c.Plan.Done < 0 || c.Plan.Remaining < 0:
 		return errors.New("completion: a count is negative")
-	case c.Complete.Kind != ReasonNone && !rules[c.Complete.Kind].completes:
+	case c.Complete.Kind != ReasonNone && c.Complete.Kind.Class() != ClassComplete:
 		return fmt.Errorf("completion: %s is not a completion reason", c.Complete.Kind)
 	case c.Complete.Kind != ReasonNone && s.State != Closed:
 		return fmt.Errorf("completion: a complete loop with a %s circuit", s.State)
