@@ -79,7 +79,7 @@ type loop struct {
 	relapse  relapseState
 	warnings []Reason // in force after the last recorded iteration (refreshWarnings)
 
-	history ring[Transition] // the last HistoryLen transitions
+	history ring[Transition] // the last historyLen transitions
 
 	limit providerLimit // the provider limit in force
 
@@ -256,7 +256,7 @@ func (b *CircuitBreaker) reset() {
 		errors:     newErrorCounts(b.cfg.Failures.MaxFingerprints),
 		stagnation: newStagnationState(&b.cfg),
 		steps:      newStepState(&b.cfg),
-		history:    newRing[Transition](HistoryLen),
+		history:    newRing[Transition](historyLen),
 		samples:    newErrorSamples(&b.cfg),
 	}
 }
@@ -626,8 +626,8 @@ func (b *CircuitBreaker) refreshWarnings() {
 }
 
 // warningsNow returns the warnings in force with budget and spend: the
-// budget's warning from CallBudgetWarningPercent on, the spend's from
-// SpendWarningPercent on, models without a price under a dollar cap, then
+// budget's warning from callBudgetWarningPercent on, the spend's from
+// spendWarningPercent on, models without a price under a dollar cap, then
 // the warnings of the last iteration; nil when there are none. The slice
 // is new. Called with b.mu held.
 func (b *CircuitBreaker) warningsNow(budget Budget, spend Spend) []Reason {

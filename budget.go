@@ -6,13 +6,13 @@ import (
 	"time"
 )
 
-// [CallBudgetWindow] is the rolling window of the call budget: at most
+// callBudgetWindow is the rolling window of the call budget: at most
 // [SpendRules.MaxCallsPerHour] calls in any hour, not per clock hour.
-const CallBudgetWindow = time.Hour
+const callBudgetWindow = time.Hour
 
-// [CallBudgetWarningPercent] is the share of the call budget at which
+// callBudgetWarningPercent is the share of the call budget at which
 // [Decision.Warnings] holds a warning (ralph-claude-code and superkit: 80%).
-const CallBudgetWarningPercent = 80
+const callBudgetWarningPercent = 80
 
 // maxCallEntries bounds the memory of the call budget: beyond it, calls
 // recorded close together share an entry (conservatively: they then leave
@@ -37,14 +37,14 @@ func (b Budget) Left() int {
 	return max(b.Limit-b.Used, 0)
 }
 
-// Warning returns the warning once [CallBudgetWarningPercent] of the
+// Warning returns the warning once 80% of the
 // budget is used, e.g. "Call budget 80% used: 80 of 100 calls in the last
 // hour, 20 left", and "" below that or without a budget.
 func (b Budget) Warning() string {
 	// In floating point: the product of a limit near the largest int and a
 	// percentage does not fit in an int.
 	used := float64(b.Used) * 100 / float64(b.Limit)
-	if b.Limit <= 0 || used < CallBudgetWarningPercent {
+	if b.Limit <= 0 || used < callBudgetWarningPercent {
 		return ""
 	}
 	return fmt.Sprintf("Call budget %d%% used: %d of %d calls in the last hour, %d left",
@@ -72,7 +72,7 @@ func (cb *callBudget) prune(now time.Time) {
 	for i := len(cb.entries) - 1; i >= cb.head && cb.entries[i].at.After(now); i-- {
 		cb.entries[i].at = now
 	}
-	cutoff := now.Add(-CallBudgetWindow)
+	cutoff := now.Add(-callBudgetWindow)
 	saturated := cb.used == math.MaxInt
 	for cb.head < len(cb.entries) && !cb.entries[cb.head].at.After(cutoff) {
 		cb.used -= cb.entries[cb.head].calls
@@ -116,7 +116,7 @@ func (cb *callBudget) retryAfter(limit int, now time.Time) time.Duration {
 		}
 		excess -= e.calls
 		if excess <= 0 {
-			return e.at.Add(CallBudgetWindow).Sub(now)
+			return e.at.Add(callBudgetWindow).Sub(now)
 		}
 	}
 	return 0

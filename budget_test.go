@@ -242,9 +242,9 @@ func TestRestoreUnderAnEarlierClockNeverHoldsTheBudgetPastItsWindow(t *testing.T
 	d := restored.Check()
 	require.False(t, d.Allow)
 	assert.Equal(t, ReasonCallBudget, d.Reason.Kind)
-	assert.Equal(t, CallBudgetWindow, d.RetryAfter, "an hour from now at most, not three")
+	assert.Equal(t, callBudgetWindow, d.RetryAfter, "an hour from now at most, not three")
 
-	clock.Advance(CallBudgetWindow)
+	clock.Advance(callBudgetWindow)
 	assert.True(t, restored.Check().Allow)
 }
 
@@ -257,7 +257,7 @@ func TestClockSetBackNeverHoldsTheBudgetPastItsWindow(t *testing.T) {
 
 	d := b.Check()
 	require.False(t, d.Allow)
-	assert.Equal(t, CallBudgetWindow, d.RetryAfter)
-	clock.Advance(CallBudgetWindow)
+	assert.Equal(t, callBudgetWindow, d.RetryAfter)
+	clock.Advance(callBudgetWindow)
 	assert.True(t, b.Check().Allow)
 }

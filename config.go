@@ -347,10 +347,10 @@ func (c Config) Validate() error {
 	if w := c.Steps.AlternatingWindow; w > 0 && (w < 4 || w > maxWindow || w%2 != 0) {
 		bad("Steps.AlternatingWindow", w, "must be even, between 4 (two steps twice) and 1000 (zero means the default, 6; negative switches the signal off)")
 	}
-	if c.Limits.Wait < 0 || c.Limits.Wait > MaxProviderLimitWait {
+	if c.Limits.Wait < 0 || c.Limits.Wait > maxProviderLimitWait {
 		bad("Limits.Wait", c.Limits.Wait, "must be between 0 (the default, 1h) and 840h (35 days)")
 	}
-	if c.Limits.ThrottleWait < 0 || c.Limits.ThrottleWait > MaxProviderLimitWait {
+	if c.Limits.ThrottleWait < 0 || c.Limits.ThrottleWait > maxProviderLimitWait {
 		bad("Limits.ThrottleWait", c.Limits.ThrottleWait, "must be between 0 (the default, 5m) and 840h (35 days)")
 	}
 	for i, p := range c.Limits.Patterns {

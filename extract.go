@@ -2,12 +2,6 @@ package loopbreaker
 
 import "github.com/loopbreaker/loopbreaker/internal/errtext"
 
-// MaxExtractedBytes bounds the result of ExtractError, in bytes. A longer
-// error block is cut at a line end (or, for a single long line, at a rune
-// start); a Python traceback keeps its first line and as many of its last
-// lines as fit, since its decisive line is the last one.
-const MaxExtractedBytes = errtext.MaxExtractedBytes
-
 // ExtractError finds the error in an agent's raw output (a whole iteration's
 // stdout and stderr, plain text or stream-JSON or both) and returns it, or ""
 // when there is none. It does not decide whether the iteration failed; it
@@ -89,7 +83,7 @@ const MaxExtractedBytes = errtext.MaxExtractedBytes
 // it was left with; the earlier ones it has usually seen and worked past.
 // A plain-text result is the input's own lines, from the start of the
 // block's first line, with surrounding white space trimmed (ANSI colour is
-// kept); any result is at most MaxExtractedBytes long.
+// kept); any result is at most 4 KiB long.
 //
 // ExtractError reads its input once, line by line, with no regular
 // expressions, so its cost is linear in the input. JSON lines are read

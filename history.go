@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// [HistoryLen] is how many transitions the breaker remembers ([Stats.History],
+// historyLen is how many transitions the breaker remembers ([Stats.History],
 // [Snapshot.History]); older ones are forgotten first.
-const HistoryLen = 50
+const historyLen = 50
 
 // Transition is one change of the circuit's state, as the history and
 // [Config.OnStateChange] see it.

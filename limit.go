@@ -16,11 +16,11 @@ import (
 // failing: it trips nothing and counts toward no failure, progress or
 // same-error rule, and Check refuses until it lifts.
 
-// [MaxProviderLimitWait] is the furthest a provider limit's reset may lie:
+// maxProviderLimitWait is the furthest a provider limit's reset may lie:
 // 35 days. No provider window is longer than a month (a weekly limit, a
 // monthly spend cap); a reset further off (a host's mistake, a state
 // edited by hand) counts as this far.
-const MaxProviderLimitWait = limits.MaxAhead
+const maxProviderLimitWait = limits.MaxAhead
 
 // LimitKind says what a provider limit asks of the loop.
 type LimitKind uint8
@@ -66,7 +66,7 @@ type Limit struct {
 	// Reset is when the limit lifts, as the provider said it; zero when
 	// it did not say, and for a LimitStop. The breaker waits
 	// [LimitRules.Wait] or [LimitRules.ThrottleWait] then, and
-	// never longer than [MaxProviderLimitWait]. A reset that is not after
+	// never longer than 35 days. A reset that is not after
 	// the time the limit was seen (a Retry-After of 0, "retryDelay": "0s")
 	// is waited out for a second: the provider said to retry at once, and
 	// a loop that hits it again and again does not spin.
@@ -354,7 +354,7 @@ const minProviderLimitWait = time.Second
 
 // limitUntil returns when l, seen at now, lifts: its reset (one not after
 // now waits minProviderLimitWait), or the default wait of its kind, at
-// most MaxProviderLimitWait from now.
+// most maxProviderLimitWait from now.
 func (b *CircuitBreaker) limitUntil(l Limit, now time.Time) time.Time {
 	until := l.Reset
 	if until.IsZero() {
@@ -367,7 +367,7 @@ func (b *CircuitBreaker) limitUntil(l Limit, now time.Time) time.Time {
 	if !until.After(now) {
 		until = now.Add(minProviderLimitWait)
 	}
-	return minTime(until, now.Add(MaxProviderLimitWait))
+	return minTime(until, now.Add(maxProviderLimitWait))
 }
 
 // limitAt returns the provider limit in force at now, and for a wait the
@@ -381,7 +381,7 @@ func (b *CircuitBreaker) limitAt(now time.Time) (Reason, time.Duration, bool) {
 		if now.Before(b.limit.until) {
 			// A clock set back far does not make the wait longer than
 			// any provider's.
-			return b.limit.reason, min(b.limit.until.Sub(now), MaxProviderLimitWait), true
+			return b.limit.reason, min(b.limit.until.Sub(now), maxProviderLimitWait), true
 		}
 		b.limit = providerLimit{}
 	}

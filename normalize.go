@@ -2,14 +2,11 @@ package loopbreaker
 
 import "github.com/loopbreaker/loopbreaker/internal/errtext"
 
-// MaxNormalizedRunes is the length cap of Normalize's result, in runes.
-const MaxNormalizedRunes = errtext.MaxNormalizedRunes
-
-// MaxNormalizedInput bounds how much of a text Normalize reads, in bytes:
+// maxNormalizedInput bounds how much of a text Normalize reads, in bytes:
 // what lies beyond it (and beyond the last line end before it) never
 // reaches the result. Stack traces collapse, so the cap of the result alone
 // does not bound the reading; this does.
-const MaxNormalizedInput = errtext.MaxNormalizedInput
+const maxNormalizedInput = errtext.MaxNormalizedInput
 
 // Normalize returns the identity of an error text: the text with the parts
 // that change between iterations of the same failure replaced by fixed
@@ -22,7 +19,7 @@ const MaxNormalizedInput = errtext.MaxNormalizedInput
 //   - everything else is lower-cased; the placeholders stay upper case, so a
 //     literal "n" in the text never equals a replaced number;
 //   - surrounding white space is trimmed and the result is capped at
-//     MaxNormalizedRunes runes; the cut never splits a UTF-8 sequence and
+//     500 runes; the cut never splits a UTF-8 sequence and
 //     never leaves trailing white space.
 //
 // And on top of them, so that real tools' output between iterations keeps
@@ -42,7 +39,7 @@ const MaxNormalizedInput = errtext.MaxNormalizedInput
 //
 // Any input is accepted: invalid UTF-8 becomes U+FFFD, so the result is
 // always valid UTF-8. Normalize reads its input once, front to back; it
-// stops when the result is full, and it reads at most MaxNormalizedInput
+// stops when the result is full, and it reads at most 16 KiB
 // bytes, so a huge text costs what its head does.
 func Normalize(msg string) string { return errtext.Normalize(msg) }
 

@@ -141,7 +141,7 @@ const (
 	// streak goes on, so the cooldown grows as after a failed probe.
 	ReasonRelapse
 	// ReasonCallBudgetWarning is a warning ([Decision.Warnings]), not a
-	// stop: Count calls in the last hour used CallBudgetWarningPercent or
+	// stop: Count calls in the last hour used 80% or
 	// more of the budget, Threshold ([SpendRules.MaxCallsPerHour]).
 	ReasonCallBudgetWarning
 	// ReasonLongTask is a warning, not a stop: Count iterations in a row
@@ -210,7 +210,7 @@ const (
 	// has left the hour.
 	ReasonHourlySpendCap
 	// ReasonSpendWarning is a warning ([Decision.Warnings]), not a stop:
-	// SpendWarningPercent or more of a spend cap is spent, Count tokens of
+	// 80% or more of a spend cap is spent, Count tokens of
 	// Threshold, or CostUSD of MaxCostUSD; Message is the warning's text.
 	ReasonSpendWarning
 	// ReasonUnavailable: the state a shared breaker decides on is out of

@@ -61,7 +61,7 @@ func TestHugeCallCountsSpendTheBudget(t *testing.T) {
 	// One of the two entries leaves the window: the other still spends it.
 	clock.Advance(time.Second)
 	b.Record(Iteration{Calls: 1})
-	clock.Advance(CallBudgetWindow - time.Second)
+	clock.Advance(callBudgetWindow - time.Second)
 	d = b.Check()
 	assert.True(t, d.Allow, "the huge calls left the window; one call is left")
 	assert.Equal(t, 1, d.Budget.Used)

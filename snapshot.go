@@ -8,6 +8,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/loopbreaker/loopbreaker/internal/errtext"
 )
 
 // [SnapshotVersion] is the schema version Snapshot writes. It changes
@@ -353,7 +355,7 @@ func (b *CircuitBreaker) Restore(snap Snapshot) error {
 		stagnation: newStagnationState(&b.cfg),
 		steps:      newStepState(&b.cfg),
 		completion: s.Completion,
-		history:    newRing[Transition](HistoryLen),
+		history:    newRing[Transition](historyLen),
 		restored:   true,
 		samples:    newErrorSamples(&b.cfg),
 		tasks:      taskState{taskCounts: s.Tasks.taskCounts, skipped: slices.Clone(s.Tasks.Skipped)},
@@ -451,7 +453,7 @@ func (b *CircuitBreaker) Restore(snap Snapshot) error {
 		// any provider's window.
 		b.limit = providerLimit{reason: pl.Reason, until: pl.Until, source: pl.Source}
 		if !pl.Until.IsZero() {
-			b.limit.until = minTime(pl.Until, now.Add(MaxProviderLimitWait))
+			b.limit.until = minTime(pl.Until, now.Add(maxProviderLimitWait))
 		}
 	}
 	b.spend = spendState{}
@@ -476,7 +478,7 @@ func (b *CircuitBreaker) Restore(snap Snapshot) error {
 // flight; fingerprints are 8 lower-case hex
 // digits, each once in the error history, each seen at least once; a last
 // failure has a fingerprint; the windows hold at most 1000 entries, the
-// outputs at most 10, the history at most [HistoryLen]; a provider limit in
+// outputs at most 10, the history at most historyLen; a provider limit in
 // force is a limit (a wait with the time it lifts, or a stop without one),
 // and the circuit's own reason is never one; nothing spent is negative.
 // The error it returns is a *StateError matching [ErrCorruptState] that
@@ -641,8 +643,8 @@ func (s *snapshotData) validate() error {
 		return err
 	}
 
-	if len(s.History) > HistoryLen {
-		return fmt.Errorf("history holds %d transitions, more than %d", len(s.History), HistoryLen)
+	if len(s.History) > historyLen {
+		return fmt.Errorf("history holds %d transitions, more than %d", len(s.History), historyLen)
 	}
 	for i, t := range s.History {
 		switch {
@@ -737,8 +739,8 @@ func (s *snapshotData) validateV2(errors map[string]bool) error {
 		return fmt.Errorf("tasks: %d iterations on no task", t.TaskIterations)
 	case t.Task != "" && taskName(t.Task) != t.Task:
 		return fmt.Errorf("tasks: task %q is not a task name (trimmed, at most %d runes of UTF-8)", t.Task, taskNameRunes)
-	case len(t.Skipped) > MaxSkippedTasks:
-		return fmt.Errorf("tasks: %d skipped tasks, more than %d", len(t.Skipped), MaxSkippedTasks)
+	case len(t.Skipped) > maxSkippedTasks:
+		return fmt.Errorf("tasks: %d skipped tasks, more than %d", len(t.Skipped), maxSkippedTasks)
 	}
 	skipped := make(map[string]bool, len(t.Skipped))
 	for i, name := range t.Skipped {
@@ -762,7 +764,7 @@ func (s *snapshotData) validateV2(errors map[string]bool) error {
 		case sampled[e.Fingerprint]:
 			return fmt.Errorf("error_samples[%d]: fingerprint %s appears twice", i, e.Fingerprint)
 		case sampleOf(e.First) != e.First || sampleOf(e.Latest) != e.Latest || e.First == "" && e.Latest != "":
-			return fmt.Errorf("error_samples[%d]: not a sample (trimmed, at most %d runes of UTF-8)", i, ErrorSampleRunes)
+			return fmt.Errorf("error_samples[%d]: not a sample (trimmed, at most %d runes of UTF-8)", i, errtext.SampleRunes)
 		}
 		sampled[e.Fingerprint] = true
 	}

@@ -67,14 +67,14 @@ func TestALiftedLimitIsGoneAfterARestart(t *testing.T) {
 }
 
 // A clock set back does not make a wait longer than any provider's: a
-// reset restored further off than MaxProviderLimitWait from the restoring
+// reset restored further off than maxProviderLimitWait from the restoring
 // clock counts as that far.
 func TestARestoredResetIsNeverFurtherOffThanTheCeiling(t *testing.T) {
 	b, clock := newTestBreaker(t, Config{})
 	b.ObserveLimit(Limit{Reset: clock.Now().Add(30 * 24 * time.Hour)})
 	back := clock.Now().AddDate(-1, 0, 0)
 	nb, _ := restart(t, b, Config{}, back)
-	assert.Equal(t, back.Add(MaxProviderLimitWait), nb.Stats().ProviderLimitUntil)
+	assert.Equal(t, back.Add(maxProviderLimitWait), nb.Stats().ProviderLimitUntil)
 }
 
 // Spend saved at a time this clock has not reached counts as spent now:

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopbreaker/loopbreaker/internal/errtext"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -319,7 +320,7 @@ func TestCorruptSnapshotsAreRefused(t *testing.T) {
 		})},
 		{"history too long", "more than 50", edit(func(m map[string]any) {
 			h := m["history"].([]any)
-			for len(h) <= HistoryLen {
+			for len(h) <= historyLen {
 				h = append(h, h[0])
 			}
 			m["history"] = h
@@ -357,7 +358,7 @@ func TestCorruptSnapshotsAreRefused(t *testing.T) {
 		})},
 		{"too many skipped tasks", "more than 100", edit(func(m map[string]any) {
 			var skipped []any
-			for i := range MaxSkippedTasks + 1 {
+			for i := range maxSkippedTasks + 1 {
 				skipped = append(skipped, fmt.Sprint(i))
 			}
 			m["tasks"] = map[string]any{"skipped": skipped}
@@ -370,7 +371,7 @@ func TestCorruptSnapshotsAreRefused(t *testing.T) {
 			m["error_samples"] = append(samples, samples[0])
 		})},
 		{"a sample too long", "not a sample", edit(func(m map[string]any) {
-			m["error_samples"].([]any)[0].(map[string]any)["latest"] = strings.Repeat("x", ErrorSampleRunes+1)
+			m["error_samples"].([]any)[0].(map[string]any)["latest"] = strings.Repeat("x", errtext.SampleRunes+1)
 		})},
 		{"a sample not trimmed", "not a sample", edit(func(m map[string]any) {
 			m["error_samples"].([]any)[0].(map[string]any)["first"] = "boom\n"

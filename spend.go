@@ -9,13 +9,13 @@ import (
 	"time"
 )
 
-// [SpendWindow] is the rolling window of the hourly spend caps
+// spendWindow is the rolling window of the hourly spend caps
 // ([SpendRules.MaxTokensPerHour], [SpendRules.MaxCostUSDPerHour]).
-const SpendWindow = time.Hour
+const spendWindow = time.Hour
 
-// [SpendWarningPercent] is the share of a spend cap at which
+// spendWarningPercent is the share of a spend cap at which
 // [Decision.Warnings] holds a warning, as it does for the call budget.
-const SpendWarningPercent = 80
+const spendWarningPercent = 80
 
 // maxSpendEntries bounds the memory of the hourly spend window: beyond it,
 // spend recorded close together shares an entry (conservatively: it then
@@ -132,7 +132,7 @@ func (s Spend) CostLeftUSD() float64 {
 	return left
 }
 
-// Warning returns the warning once [SpendWarningPercent] of a cap is
+// Warning returns the warning once 80% of a cap is
 // spent, for the cap most spent, e.g. "Spend 85% of the cap: $8.50 of
 // $10.00 over the loop's life, $1.50 left"; "" below that or without caps.
 func (s Spend) Warning() string {
@@ -144,7 +144,7 @@ func (s Spend) Warning() string {
 		int(math.Min(most.share(), 100)), most.amount(most.spent), most.amount(most.limit), most.where(), most.amount(most.left()))
 }
 
-// mostSpent returns the cap most spent, once [SpendWarningPercent] of it
+// mostSpent returns the cap most spent, once spendWarningPercent of it
 // is; nil below that or without caps.
 func (s Spend) mostSpent() *spendCap {
 	var most *spendCap
@@ -154,7 +154,7 @@ func (s Spend) mostSpent() *spendCap {
 			most = &caps[i]
 		}
 	}
-	if most == nil || most.share() < SpendWarningPercent {
+	if most == nil || most.share() < spendWarningPercent {
 		return nil
 	}
 	return most
@@ -301,7 +301,7 @@ func (s *spendState) prune(now time.Time) {
 	for i := len(s.entries) - 1; i >= s.head && s.entries[i].at.After(now); i-- {
 		s.entries[i].at = now
 	}
-	cutoff := now.Add(-SpendWindow)
+	cutoff := now.Add(-spendWindow)
 	dropped := false
 	for s.head < len(s.entries) && !s.entries[s.head].at.After(cutoff) {
 		s.head++
@@ -335,7 +335,7 @@ func (s *spendState) retryAfter(tokenCap int, costCap float64, now time.Time) ti
 	for i := len(es) - 1; i >= 0; i-- {
 		// What is left once es[i] has gone: the entries after it.
 		if over(left.plus(es[i].usage)) {
-			return es[i].at.Add(SpendWindow).Sub(now)
+			return es[i].at.Add(spendWindow).Sub(now)
 		}
 		left = left.plus(es[i].usage)
 	}

@@ -139,7 +139,7 @@ type Stats struct {
 	// Warnings are the warnings in force, as Check reports them; nil when
 	// there are none.
 	Warnings []Reason
-	// History holds the last [HistoryLen] transitions, oldest first.
+	// History holds the last 50 transitions, oldest first.
 	History []Transition
 }
 
@@ -161,7 +161,7 @@ type FailureStats struct {
 	Counts map[string]int
 	// Samples maps each fingerprint that keeps one
 	// ([FailureRules.MaxSamples]) to the text of its first and latest
-	// error, each cut to [ErrorSampleRunes] runes; nil when none is kept.
+	// error, each cut to 200 runes; nil when none is kept.
 	Samples map[string]ErrorSample
 	// Task is the task of the last iteration that named one; "" before
 	// the first, and after Resume or Skip. TaskIterations counts the
@@ -169,7 +169,7 @@ type FailureStats struct {
 	Task                         string
 	TaskIterations, TaskFailures int
 	// SkippedTasks lists the tasks Skip skipped, oldest first, at most
-	// [MaxSkippedTasks]; nil when none was.
+	// 100; nil when none was.
 	SkippedTasks []string
 }
 

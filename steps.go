@@ -57,7 +57,7 @@ func (a *Action) String() string {
 // space between JSON tokens dropped when they are JSON ({"a": 1} and
 // {"a":1} are one action), and every other run of white space made one
 // space; for a message-only turn, "message", a newline and the message,
-// likewise. Case, digits and paths are kept. At most MaxNormalizedInput
+// likewise. Case, digits and paths are kept. At most maxNormalizedInput
 // bytes of the arguments or the message are read.
 func (a *Action) Fingerprint() string { return formatFingerprint(a.fingerprint32()) }
 
@@ -79,8 +79,8 @@ func (a *Action) fingerprint32() uint32 {
 // canonicalArgs is the arguments' text as an action's fingerprint reads it
 // (see Action.Fingerprint).
 func canonicalArgs(s string) string {
-	if len(s) > MaxNormalizedInput {
-		s = s[:MaxNormalizedInput]
+	if len(s) > maxNormalizedInput {
+		s = s[:maxNormalizedInput]
 	}
 	if t := strings.TrimSpace(s); t != "" && (t[0] == '{' || t[0] == '[') {
 		return compactJSONSpace(t)
@@ -110,11 +110,11 @@ func evidenceText(s string) string {
 }
 
 // collapseSpace makes every run of white space one space and trims the
-// ends, reading at most MaxNormalizedInput bytes: the evidence is capped
+// ends, reading at most maxNormalizedInput bytes: the evidence is capped
 // anyway.
 func collapseSpace(s string) string {
-	if len(s) > MaxNormalizedInput {
-		s = s[:MaxNormalizedInput]
+	if len(s) > maxNormalizedInput {
+		s = s[:maxNormalizedInput]
 	}
 	return strings.Join(strings.Fields(strings.ToValidUTF8(s, "\uFFFD")), " ")
 }

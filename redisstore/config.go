@@ -120,7 +120,7 @@ func (c *Config) validate() error {
 			bad(d.field, d.value, "must not be negative (zero means the default)")
 		}
 	}
-	if c.IdleTTL != 0 && c.IdleTTL < loopbreaker.CallBudgetWindow {
+	if c.IdleTTL != 0 && c.IdleTTL < time.Hour { // the call budget's window
 		bad("IdleTTL", c.IdleTTL, "must be at least an hour, the call budget's window (zero means the default, 24h)")
 	}
 	if o := clientOptions(c.Client); o != nil && !*o {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/internal/limits"
 	"github.com/loopbreaker/loopbreaker/transport"
 )
 
@@ -245,7 +246,7 @@ func (w *Worker) limitArgs(l *loopbreaker.Limit, now time.Time) []any {
 		// The provider's time, as it said it; at most as far off as any
 		// provider's window.
 		at := l.Reset
-		if far := now.Add(loopbreaker.MaxProviderLimitWait); at.After(far) {
+		if far := now.Add(limits.MaxAhead); at.After(far) {
 			at = far
 		}
 		reset = at.UnixMilli()

@@ -312,12 +312,3 @@ func formatCost(c float64) string {
 	return strconv.FormatFloat(c, 'g', -1, 64)
 }
 
-func toString(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case int64:
-		return strconv.FormatInt(v, 10)
-	}
-	return ""
-}

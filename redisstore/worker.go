@@ -9,12 +9,11 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/internal/errtext"
 )
 
 // Worker is one worker of a fleet that shares one breaker on Redis. It
@@ -353,7 +352,7 @@ func (w *Worker) record(it loopbreaker.Iteration, outcome loopbreaker.Outcome) b
 		text := it.Err.Error()
 		fp, code = loopbreaker.Fingerprint(text), "f"
 		if w.cfg.Breaker.Failures.MaxSamples >= 0 {
-			sample = sampleOf(text)
+			sample = errtext.Sample(text)
 		}
 	case loopbreaker.Neutral:
 		code = "n"
@@ -447,23 +446,6 @@ func (w *Worker) callsOf(it loopbreaker.Iteration) int {
 		}
 	}
 	return calls
-}
-
-// sampleOf cuts an error text to the sample a reason carries: white space
-// around it trimmed, at most [loopbreaker.ErrorSampleRunes] runes.
-func sampleOf(text string) string {
-	if !utf8.ValidString(text) {
-		text = strings.ToValidUTF8(text, "\uFFFD")
-	}
-	text = strings.TrimSpace(text)
-	n := 0
-	for i := range text {
-		if n == loopbreaker.ErrorSampleRunes {
-			return strings.TrimSpace(text[:i])
-		}
-		n++
-	}
-	return text
 }
 
 // localTrip returns the reason, as JSON, when the local breaker opened on
