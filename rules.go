@@ -15,21 +15,17 @@ type ReasonClass uint8
 
 // The reason classes.
 const (
-	// ClassNone is [ReasonNone]'s: nothing happened.
+	// ClassNone is [ReasonNone]'s.
 	ClassNone ReasonClass = iota
-	// ClassStop opens the circuit: a stop signal tripped, a probe failed
-	// or was lost, the loop relapsed, the breaker gave up, or a person or
-	// the host held it ([ErrOpen]). It is a failure of the loop.
+	// ClassStop opens the circuit ([ErrOpen]): a failure of the loop.
 	ClassStop
-	// ClassLimit refuses without opening the circuit, and is no failure:
-	// the call budget, a spend cap, the provider's limit, a shared breaker
-	// out of reach ([ErrCallBudget], [ErrSpendCap], [ErrProviderLimit],
-	// [ErrProviderStopped], [ErrUnavailable]).
+	// ClassLimit refuses without opening the circuit ([ErrCallBudget],
+	// [ErrSpendCap], [ErrProviderLimit], [ErrProviderStopped],
+	// [ErrUnavailable]); it is no failure.
 	ClassLimit
 	// ClassComplete refuses because the loop is done ([ErrComplete]).
 	ClassComplete
-	// ClassWarning refuses nothing: the reason is one of
-	// [Decision.Warnings] and [Stats.Warnings].
+	// ClassWarning refuses nothing ([Decision.Warnings]).
 	ClassWarning
 )
 
@@ -57,180 +53,117 @@ func (k ReasonKind) Class() ReasonClass {
 	return rules[k].class
 }
 
-// The reason kinds. Each stop signal has its own.
+// The reason kinds. A counting signal's Count reached its Threshold; the
+// other [Reason] fields are set where they apply. A kind not marked a limit,
+// completion or warning opens the circuit.
 const (
-	// [ReasonNone]: the circuit has not opened.
+	// ReasonNone: no reason (the zero Reason).
 	ReasonNone ReasonKind = iota
-	// ReasonConsecutiveFailures: Count failures in a row reached Threshold
-	// ([FailureRules.MaxConsecutive]).
+	// ReasonConsecutiveFailures: [FailureRules.MaxConsecutive] failures in a row.
 	ReasonConsecutiveFailures
-	// ReasonSameErrorInARow: the last Count failures in a row all had the
-	// error Fingerprint, reaching Threshold ([FailureRules.MaxSameErrorInARow]).
+	// ReasonSameErrorInARow: [FailureRules.MaxSameErrorInARow] failures in a
+	// row with one error (Fingerprint, Sample).
 	ReasonSameErrorInARow
-	// ReasonSameError: the error Fingerprint was seen Count times over the
-	// breaker's life, reaching Threshold ([FailureRules.MaxSameError]).
+	// ReasonSameError: one error (Fingerprint, Sample) seen
+	// [FailureRules.MaxSameError] times over the breaker's life.
 	ReasonSameError
-	// ReasonNoProgress: Count measured iterations in a row made no
-	// progress. At Threshold-1 the circuit is half-open ("one more
-	// chance"); at Threshold ([ProgressRules.MaxNoProgress]) it opens.
+	// ReasonNoProgress: [ProgressRules.MaxNoProgress] measured iterations in
+	// a row without progress; half-open one iteration before.
 	ReasonNoProgress
-	// ReasonProgressScore: the progress scores of the last Window measured
-	// iterations add up to Count, below zero ([ProgressRules.ScoreWindow]).
-	// In a half-open circuit Window may be shorter: the probe is judged on
-	// the iterations since the circuit opened.
+	// ReasonProgressScore: the scores of the last Window measured iterations
+	// add up to Count, below zero ([ProgressRules.ScoreWindow]).
 	ReasonProgressScore
-	// ReasonOutputDecline: an iteration without progress produced output
-	// (Current) more than Threshold percent ([ProgressRules.OutputDeclinePercent])
-	// below the Baseline; Count is the decline in whole percent, rounded
-	// down.
+	// ReasonOutputDecline: output fell Count percent below the Baseline
+	// ([ProgressRules.OutputDeclinePercent]) in an iteration without progress.
 	ReasonOutputDecline
-	// ReasonPermissionDenials: Count measured iterations in a row had
-	// permission denials, reaching Threshold
-	// ([ProgressRules.MaxPermissionDenials]).
+	// ReasonPermissionDenials: [ProgressRules.MaxPermissionDenials] measured
+	// iterations in a row with permission denials.
 	ReasonPermissionDenials
 	// ReasonCircularApproach: the last Window labelled iterations cycled
-	// through the same Count (2 or 3) approaches without progress;
-	// Fingerprint lists the approaches' fingerprints joined with "/", and
-	// Action their texts joined with " | " ([ProgressRules.CircularApproachWindow]).
+	// through Count approaches ([ProgressRules.CircularApproachWindow]).
 	ReasonCircularApproach
-	// ReasonTestFixLoop: Count of the last Window labelled iterations were
-	// test fixes, more than Threshold percent ([ProgressRules.TestFixPercent]).
+	// ReasonTestFixLoop: Count of the last Window labelled iterations only
+	// fixed tests ([ProgressRules.TestFixPercent]).
 	ReasonTestFixLoop
-	// ReasonProbeFailed: the half-open probe failed with the error
-	// Fingerprint although no threshold was reached.
+	// ReasonProbeFailed: the half-open probe failed (Fingerprint, Sample).
 	ReasonProbeFailed
-	// [ReasonCallBudget]: Count calls in the last hour reached the budget,
-	// Threshold ([SpendRules.MaxCallsPerHour]). Check refuses without opening
-	// the circuit until a call leaves the window.
+	// ReasonCallBudget, a limit: [SpendRules.MaxCallsPerHour] calls in the
+	// rolling hour.
 	ReasonCallBudget
-	// ReasonDoneSignals: the agent reported done ([Iteration.Done]) in Count
-	// successful iterations in a row, reaching Threshold
-	// ([ProgressRules.DoneSignals]). The loop is complete.
+	// ReasonDoneSignals, a completion: [ProgressRules.DoneSignals] successful
+	// iterations in a row reported [Iteration.Done].
 	ReasonDoneSignals
-	// ReasonTestOnlyLoops: Count successful iterations in a row only ran
-	// tests ([WorkTestsOnly]), reaching Threshold ([ProgressRules.TestOnly]):
-	// nothing is left to implement. The loop is complete.
+	// ReasonTestOnlyLoops, a completion: [ProgressRules.TestOnly] successful
+	// iterations in a row only ran tests ([WorkTestsOnly]).
 	ReasonTestOnlyLoops
-	// ReasonPlanComplete: every task of the plan is done (Count tasks,
-	// none remaining). The loop is complete.
+	// ReasonPlanComplete, a completion: every task of [Iteration.Plan] is done.
 	ReasonPlanComplete
-	// [ReasonForcedOpen]: the host forced the circuit open
-	// ([CircuitBreaker.ForceOpen]); Message is the reason it gave. No
-	// cooldown ends it, only Resume, Skip or Reset.
+	// ReasonForcedOpen: held open by [CircuitBreaker.ForceOpen] (Message).
 	ReasonForcedOpen
-	// [ReasonAborted]: a person aborted the loop ([CircuitBreaker.Abort]);
-	// Message is the reason the circuit had before, if any. No cooldown
-	// ends it, only Resume, Skip or Reset.
+	// ReasonAborted: held open by [CircuitBreaker.Abort]; Message is the
+	// reason the circuit had before.
 	ReasonAborted
-	// [ReasonProbeLost]: the circuit was restored ([CircuitBreaker.Restore])
-	// from a snapshot taken while the half-open probe was running; the
-	// probe's process is gone and its outcome unknown, so it counts as a
-	// failed probe.
+	// ReasonProbeLost: [CircuitBreaker.Restore] found the probe running; it
+	// counts as failed.
 	ReasonProbeLost
-	// ReasonSameTask: the last Count failed iterations in a row were all
-	// on the task Task, reaching Threshold ([FailureRules.MaxSameTask]):
-	// GSD's exit.sh calls the loop stuck. It is checked before the other
-	// signals, so that a loop stuck on one task says which. Fingerprint
-	// and Sample are the last failure's error.
+	// ReasonSameTask: [FailureRules.MaxSameTask] failures in a row on one
+	// Task, as GSD's exit.sh counts them; checked before the other signals.
 	ReasonSameTask
-	// ReasonRelapse: the circuit recovered (a half-open probe succeeded)
-	// and, Count iterations later, within the Window watched
-	// ([Config.RelapseWindow]), the signal Relapsed, which had opened it,
-	// showed again. Task, Fingerprint and Sample are that signal's
-	// evidence where it has them, or else the failure's error. The open
-	// streak goes on, so the cooldown grows as after a failed probe.
+	// ReasonRelapse: within [Config.RelapseWindow] iterations of a recovery,
+	// the signal Relapsed, which had opened the circuit, showed again.
 	ReasonRelapse
-	// ReasonCallBudgetWarning is a warning ([Decision.Warnings]), not a
-	// stop: Count calls in the last hour used 80% or
-	// more of the budget, Threshold ([SpendRules.MaxCallsPerHour]).
+	// ReasonCallBudgetWarning, a warning: 80% of
+	// [SpendRules.MaxCallsPerHour] used.
 	ReasonCallBudgetWarning
-	// ReasonLongTask is a warning, not a stop: Count iterations in a row
-	// were on the task Task, more than Threshold ([ProgressRules.MaxTaskIterations]).
+	// ReasonLongTask, a warning: more than [ProgressRules.MaxTaskIterations]
+	// iterations in a row on one Task.
 	ReasonLongTask
-	// ReasonTestsDeclining is a warning, not a stop: the passing tests
-	// fell in Count measured iterations in a row, reaching Threshold
-	// ([ProgressRules.TestsDeclining]), from Baseline to Current.
+	// ReasonTestsDeclining, a warning: passing tests fell in
+	// [ProgressRules.TestsDeclining] measured iterations in a row.
 	ReasonTestsDeclining
-	// ReasonErrorsRising is a warning, not a stop: the errors of an
-	// iteration ([Progress.Errors]) rose in Count measured iterations in a
-	// row, reaching Threshold ([ProgressRules.ErrorsRising]), from
-	// Baseline to Current.
+	// ReasonErrorsRising, a warning: [Progress.Errors] rose in
+	// [ProgressRules.ErrorsRising] measured iterations in a row.
 	ReasonErrorsRising
-	// ReasonRepeatedActionObservation: the last Count tool steps were the
-	// same action with the same observation, reaching Threshold
-	// ([StepRules.MaxRepeatedAction]); OpenHands' "repeating action,
-	// observation". Fingerprint is the action's, Action its text.
+	// ReasonRepeatedActionObservation: the same action and observation in
+	// [StepRules.MaxRepeatedAction] steps in a row (OpenHands).
 	ReasonRepeatedActionObservation
-	// ReasonRepeatedActionError: the last Count tool steps were the same
-	// action, each failing, reaching Threshold
-	// ([StepRules.MaxRepeatedActionError]); OpenHands' "repeating action,
-	// error". Fingerprint is the last error's, Action the action's text.
+	// ReasonRepeatedActionError: the same action failing in
+	// [StepRules.MaxRepeatedActionError] steps in a row (OpenHands).
 	ReasonRepeatedActionError
-	// ReasonMonologue: the last Count steps were the same message-only
-	// turn, with no tool called between, reaching Threshold
-	// ([StepRules.MaxMonologue]); OpenHands' "monologue". Fingerprint is
-	// the message's, Action its text.
+	// ReasonMonologue: the same message-only turn [StepRules.MaxMonologue]
+	// times in a row (OpenHands).
 	ReasonMonologue
-	// ReasonAlternatingActions: the last Window steps alternated between
-	// two steps, each with the same observation every time
-	// ([StepRules.AlternatingWindow]); OpenHands' "action, observation
-	// pattern". Count is 2, Fingerprint the two actions' fingerprints
-	// joined with "/", Action their texts joined with " | ".
+	// ReasonAlternatingActions: the last [StepRules.AlternatingWindow] steps
+	// alternated between two (OpenHands).
 	ReasonAlternatingActions
-	// ReasonCondensationLoop: the context was condensed (or overflowed)
-	// Count times in a row with nothing between, reaching Threshold
-	// ([StepRules.MaxCondensations]); OpenHands' "context window error"
-	// loop.
+	// ReasonCondensationLoop: [StepRules.MaxCondensations] condensations in
+	// a row (OpenHands' context window loop).
 	ReasonCondensationLoop
-	// ReasonProtectedFiles: protected files were lost in the iteration just
-	// recorded ([Config.Guard]): deleted, emptied, or, read-only ones,
-	// changed. Count is how many paths; Message names them and says what
-	// was restored. No cooldown ends it, only Resume, Skip or Reset.
+	// ReasonProtectedFiles: held open because [Config.Guard] found Count
+	// protected files lost; Message names them.
 	ReasonProtectedFiles
-	// ReasonProviderLimit: the model provider refused for now (a usage
-	// limit, a rate limit, an overloaded server: [LimitWait],
-	// [LimitThrottle]); Message is what it said ([Limit.Why]). Check refuses,
-	// without opening the circuit, until the limit lifts
-	// ([Decision.RetryAfter], [Stats.ProviderLimitUntil]).
+	// ReasonProviderLimit, a limit: the provider refused for now; Message is
+	// [Limit.Why].
 	ReasonProviderLimit
-	// ReasonProviderStopped: the model provider refused for good (no
-	// credit, a quota or billing cap, usage disabled by an admin:
-	// [LimitStop]); Message is what it said. No waiting ends it, only
-	// Resume, Skip or Reset, once a person has acted.
+	// ReasonProviderStopped, a limit no waiting ends: the provider refused
+	// for good; Message is [Limit.Why].
 	ReasonProviderStopped
-	// ReasonSpendCap: the loop spent its cap over its life: Count tokens
-	// of Threshold ([SpendRules.MaxTokens]), or CostUSD of MaxCostUSD
-	// ([SpendRules.MaxCostUSD]). No waiting ends it, and neither Reset nor
-	// Resume gives the spend back.
+	// ReasonSpendCap, a limit no waiting ends: [SpendRules.MaxTokens] or
+	// [SpendRules.MaxCostUSD] spent over the loop's life.
 	ReasonSpendCap
-	// ReasonHourlySpendCap: the loop spent its cap in the last hour (a
-	// rolling window): Count tokens of Threshold
-	// ([SpendRules.MaxTokensPerHour]), or CostUSD of MaxCostUSD
-	// ([SpendRules.MaxCostUSDPerHour]). Check refuses until enough of the spend
-	// has left the hour.
+	// ReasonHourlySpendCap, a limit: [SpendRules.MaxTokensPerHour] or
+	// [SpendRules.MaxCostUSDPerHour] spent in the rolling hour.
 	ReasonHourlySpendCap
-	// ReasonSpendWarning is a warning ([Decision.Warnings]), not a stop:
-	// 80% or more of a spend cap is spent, Count tokens of
-	// Threshold, or CostUSD of MaxCostUSD; Message is the warning's text.
+	// ReasonSpendWarning, a warning: 80% of a spend cap spent.
 	ReasonSpendWarning
-	// ReasonUnavailable: the state a shared breaker decides on is out of
-	// reach, and it was told to refuse rather than decide alone (a fleet
-	// worker's FailClosed, module redisstore); Message says what failed.
-	// Check refuses without opening the circuit, with [ErrUnavailable],
-	// until the state answers again.
+	// ReasonUnavailable, a limit: a shared breaker's state is out of reach
+	// and it was told to refuse ([ErrUnavailable]); Message says why.
 	ReasonUnavailable
-	// [ReasonGaveUp]: the circuit opened Count times in a row without
-	// closing between, reaching Threshold ([Config.MaxConsecutiveOpens]), and
-	// the breaker gave up probing: the circuit is held open until a person
-	// calls Resume, Skip or Reset ([ErrGaveUp]). Last is the kind of the
-	// reason the last opening had, Message its text; Fingerprint, Sample,
-	// Task and Action are its evidence, where it had them.
+	// ReasonGaveUp: held open after [Config.MaxConsecutiveOpens] openings in
+	// a row; Last is the last opening's kind, the rest its evidence.
 	ReasonGaveUp
-	// ReasonUnpricedModel is a warning ([Decision.Warnings]), not a stop:
-	// Count models that have no price in [SpendRules.Prices] spent tokens while
-	// a dollar cap is set ([SpendRules.MaxCostUSD], [SpendRules.MaxCostUSDPerHour]),
-	// so their calls cost nothing toward it; Message names them, quoted.
-	// Add their prices to Config.Spend.Prices.
+	// ReasonUnpricedModel, a warning: Count models without a price in
+	// [SpendRules.Prices] spent tokens under a dollar cap; Message names them.
 	ReasonUnpricedModel
 )
 
