@@ -27,17 +27,14 @@ type LimitKind uint8
 
 // The kinds of provider limits.
 const (
-	// LimitWait: a usage limit (Claude's 5-hour or weekly limit, Codex's
-	// usage limit) that lifts at [Limit.Reset], or, when no reset time is
-	// known, after [LimitRules.Wait] (60 minutes).
+	// LimitWait: a usage limit; it lifts at [Limit.Reset], or after
+	// [LimitRules.Wait] when none is known.
 	LimitWait LimitKind = iota
-	// LimitThrottle: a short rate or capacity throttle (an HTTP 429 or
-	// 529, a per-minute rate limit, an overloaded server) that lifts at
-	// [Limit.Reset], or, when no reset time is known, after
-	// [LimitRules.ThrottleWait] (5 minutes).
+	// LimitThrottle: a rate or capacity throttle (HTTP 429, 529); it lifts
+	// at [Limit.Reset], or after [LimitRules.ThrottleWait].
 	LimitThrottle
-	// LimitStop: a limit no waiting ends (no credit left, a quota or
-	// billing cap, usage disabled by an admin): a person has to act.
+	// LimitStop: no waiting ends it (no credit, a billing cap); a person
+	// has to act.
 	LimitStop
 )
 

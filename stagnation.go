@@ -9,20 +9,13 @@ import (
 // ([Iteration.Work]). The test-fix-loop signal reads it.
 type WorkKind uint8
 
-// The work kinds. The zero value means the host did not say, and the
-// iteration is left out of the test-fix-loop window.
+// The work kinds.
 const (
-	WorkUnlabelled WorkKind = iota
-	// WorkImplementation: the iteration worked on the product itself.
-	WorkImplementation
-	// [WorkTestFix]: the iteration only fixed tests.
-	WorkTestFix
-	// WorkOther: anything else (documentation, planning, refactoring...).
-	WorkOther
-	// [WorkTestsOnly]: the iteration only ran the tests, implementing
-	// nothing. ralph-claude-code reads a run of these as "nothing left to do" (the
-	// test-only completion signal).
-	WorkTestsOnly
+	WorkUnlabelled     WorkKind = iota // the host did not say
+	WorkImplementation                 // worked on the product itself
+	WorkTestFix                        // only fixed tests
+	WorkOther                          // anything else (docs, planning, ...)
+	WorkTestsOnly                      // only ran the tests
 )
 
 // String returns "unlabelled", "implementation", "test_fix", "other" or

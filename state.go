@@ -14,8 +14,7 @@ const (
 	Closed State = iota
 	// Open: iterations do not run until the cooldown has passed.
 	Open
-	// HalfOpen: exactly one iteration (the probe) may run, and its outcome
-	// decides whether the circuit closes or opens again.
+	// HalfOpen: one probe iteration may run; its outcome closes or reopens.
 	HalfOpen
 )
 
