@@ -211,7 +211,7 @@ func DefaultConfig() Config {
 	}
 }
 
-// [ErrInvalidConfig] is matched (errors.Is) by every error Validate returns.
+// ErrInvalidConfig matches (errors.Is) every error Validate returns.
 var ErrInvalidConfig = errors.New("loopbreaker: invalid config")
 
 // ConfigError describes one invalid Config field.

@@ -82,8 +82,7 @@ func toolSteps(c *Config) {
 	c.Progress.OutputDeclinePercent = -1
 }
 
-// [ErrUnknownPreset] is matched (errors.Is) by the error Preset returns for a
-// name it does not know.
+// ErrUnknownPreset matches (errors.Is) Preset's error for an unknown name.
 var ErrUnknownPreset = errors.New("loopbreaker: unknown preset")
 
 // Preset returns [DefaultConfig] with the thresholds of the named preset:
