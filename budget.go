@@ -22,7 +22,8 @@ const maxCallEntries = 4096
 // Budget is the call budget as of a Decision or Stats; zero without one.
 type Budget struct {
 	// Limit is [SpendRules.MaxCallsPerHour]; Used the calls in the last hour.
-	Limit, Used int
+	Limit int
+	Used  int
 }
 
 // Left returns the calls left in the rolling hour; -1 without a budget.
