@@ -54,117 +54,49 @@ func (k ReasonKind) Class() ReasonClass {
 }
 
 // The reason kinds. A counting signal's Count reached its Threshold; the
-// other [Reason] fields are set where they apply. A kind not marked a limit,
-// completion or warning opens the circuit.
+// other [Reason] fields are set where they apply. A kind marked limit,
+// completion or warning does not open the circuit; one marked held keeps it
+// open until Resume, Skip or Reset.
 const (
-	// ReasonNone: no reason (the zero Reason).
-	ReasonNone ReasonKind = iota
-	// ReasonConsecutiveFailures: [FailureRules.MaxConsecutive] failures in a row.
-	ReasonConsecutiveFailures
-	// ReasonSameErrorInARow: [FailureRules.MaxSameErrorInARow] failures in a
-	// row with one error (Fingerprint, Sample).
-	ReasonSameErrorInARow
-	// ReasonSameError: one error (Fingerprint, Sample) seen
-	// [FailureRules.MaxSameError] times over the breaker's life.
-	ReasonSameError
-	// ReasonNoProgress: [ProgressRules.MaxNoProgress] measured iterations in
-	// a row without progress; half-open one iteration before.
-	ReasonNoProgress
-	// ReasonProgressScore: the scores of the last Window measured iterations
-	// add up to Count, below zero ([ProgressRules.ScoreWindow]).
-	ReasonProgressScore
-	// ReasonOutputDecline: output fell Count percent below the Baseline
-	// ([ProgressRules.OutputDeclinePercent]) in an iteration without progress.
-	ReasonOutputDecline
-	// ReasonPermissionDenials: [ProgressRules.MaxPermissionDenials] measured
-	// iterations in a row with permission denials.
-	ReasonPermissionDenials
-	// ReasonCircularApproach: the last Window labelled iterations cycled
-	// through Count approaches ([ProgressRules.CircularApproachWindow]).
-	ReasonCircularApproach
-	// ReasonTestFixLoop: Count of the last Window labelled iterations only
-	// fixed tests ([ProgressRules.TestFixPercent]).
-	ReasonTestFixLoop
-	// ReasonProbeFailed: the half-open probe failed (Fingerprint, Sample).
-	ReasonProbeFailed
-	// ReasonCallBudget, a limit: [SpendRules.MaxCallsPerHour] calls in the
-	// rolling hour.
-	ReasonCallBudget
-	// ReasonDoneSignals, a completion: [ProgressRules.DoneSignals] successful
-	// iterations in a row reported [Iteration.Done].
-	ReasonDoneSignals
-	// ReasonTestOnlyLoops, a completion: [ProgressRules.TestOnly] successful
-	// iterations in a row only ran tests ([WorkTestsOnly]).
-	ReasonTestOnlyLoops
-	// ReasonPlanComplete, a completion: every task of [Iteration.Plan] is done.
-	ReasonPlanComplete
-	// ReasonForcedOpen: held open by [CircuitBreaker.ForceOpen] (Message).
-	ReasonForcedOpen
-	// ReasonAborted: held open by [CircuitBreaker.Abort]; Message is the
-	// reason the circuit had before.
-	ReasonAborted
-	// ReasonProbeLost: [CircuitBreaker.Restore] found the probe running; it
-	// counts as failed.
-	ReasonProbeLost
-	// ReasonSameTask: [FailureRules.MaxSameTask] failures in a row on one
-	// Task, as GSD's exit.sh counts them; checked before the other signals.
-	ReasonSameTask
-	// ReasonRelapse: within [Config.RelapseWindow] iterations of a recovery,
-	// the signal Relapsed, which had opened the circuit, showed again.
-	ReasonRelapse
-	// ReasonCallBudgetWarning, a warning: 80% of
-	// [SpendRules.MaxCallsPerHour] used.
-	ReasonCallBudgetWarning
-	// ReasonLongTask, a warning: more than [ProgressRules.MaxTaskIterations]
-	// iterations in a row on one Task.
-	ReasonLongTask
-	// ReasonTestsDeclining, a warning: passing tests fell in
-	// [ProgressRules.TestsDeclining] measured iterations in a row.
-	ReasonTestsDeclining
-	// ReasonErrorsRising, a warning: [Progress.Errors] rose in
-	// [ProgressRules.ErrorsRising] measured iterations in a row.
-	ReasonErrorsRising
-	// ReasonRepeatedActionObservation: the same action and observation in
-	// [StepRules.MaxRepeatedAction] steps in a row (OpenHands).
-	ReasonRepeatedActionObservation
-	// ReasonRepeatedActionError: the same action failing in
-	// [StepRules.MaxRepeatedActionError] steps in a row (OpenHands).
-	ReasonRepeatedActionError
-	// ReasonMonologue: the same message-only turn [StepRules.MaxMonologue]
-	// times in a row (OpenHands).
-	ReasonMonologue
-	// ReasonAlternatingActions: the last [StepRules.AlternatingWindow] steps
-	// alternated between two (OpenHands).
-	ReasonAlternatingActions
-	// ReasonCondensationLoop: [StepRules.MaxCondensations] condensations in
-	// a row (OpenHands' context window loop).
-	ReasonCondensationLoop
-	// ReasonProtectedFiles: held open because [Config.Guard] found Count
-	// protected files lost; Message names them.
-	ReasonProtectedFiles
-	// ReasonProviderLimit, a limit: the provider refused for now; Message is
-	// [Limit.Why].
-	ReasonProviderLimit
-	// ReasonProviderStopped, a limit no waiting ends: the provider refused
-	// for good; Message is [Limit.Why].
-	ReasonProviderStopped
-	// ReasonSpendCap, a limit no waiting ends: [SpendRules.MaxTokens] or
-	// [SpendRules.MaxCostUSD] spent over the loop's life.
-	ReasonSpendCap
-	// ReasonHourlySpendCap, a limit: [SpendRules.MaxTokensPerHour] or
-	// [SpendRules.MaxCostUSDPerHour] spent in the rolling hour.
-	ReasonHourlySpendCap
-	// ReasonSpendWarning, a warning: 80% of a spend cap spent.
-	ReasonSpendWarning
-	// ReasonUnavailable, a limit: a shared breaker's state is out of reach
-	// and it was told to refuse ([ErrUnavailable]); Message says why.
-	ReasonUnavailable
-	// ReasonGaveUp: held open after [Config.MaxConsecutiveOpens] openings in
-	// a row; Last is the last opening's kind, the rest its evidence.
-	ReasonGaveUp
-	// ReasonUnpricedModel, a warning: Count models without a price in
-	// [SpendRules.Prices] spent tokens under a dollar cap; Message names them.
-	ReasonUnpricedModel
+	ReasonNone ReasonKind = iota // no reason: the zero Reason
+
+	ReasonConsecutiveFailures       // [FailureRules.MaxConsecutive] failures in a row
+	ReasonSameErrorInARow           // [FailureRules.MaxSameErrorInARow] in a row, one error
+	ReasonSameError                 // one error [FailureRules.MaxSameError] times in all
+	ReasonNoProgress                // [ProgressRules.MaxNoProgress] iterations, no progress
+	ReasonProgressScore             // score below zero over [ProgressRules.ScoreWindow]
+	ReasonOutputDecline             // output [ProgressRules.OutputDeclinePercent] below baseline
+	ReasonPermissionDenials         // [ProgressRules.MaxPermissionDenials] with denials
+	ReasonCircularApproach          // [ProgressRules.CircularApproachWindow] going in circles
+	ReasonTestFixLoop               // test fixes above [ProgressRules.TestFixPercent]
+	ReasonProbeFailed               // the half-open probe failed
+	ReasonCallBudget                // limit: [SpendRules.MaxCallsPerHour] calls made
+	ReasonDoneSignals               // completion: [ProgressRules.DoneSignals] done in a row
+	ReasonTestOnlyLoops             // completion: [ProgressRules.TestOnly] test-only in a row
+	ReasonPlanComplete              // completion: every task of [Iteration.Plan] done
+	ReasonForcedOpen                // held: [CircuitBreaker.ForceOpen]
+	ReasonAborted                   // held: [CircuitBreaker.Abort]
+	ReasonProbeLost                 // [CircuitBreaker.Restore] found the probe running
+	ReasonSameTask                  // [FailureRules.MaxSameTask] failures on one task (GSD)
+	ReasonRelapse                   // the opening signal within [Config.RelapseWindow]
+	ReasonCallBudgetWarning         // warning: 80% of the call budget used
+	ReasonLongTask                  // warning: [ProgressRules.MaxTaskIterations] on one task
+	ReasonTestsDeclining            // warning: [ProgressRules.TestsDeclining] falls in a row
+	ReasonErrorsRising              // warning: [ProgressRules.ErrorsRising] rises in a row
+	ReasonRepeatedActionObservation // [StepRules.MaxRepeatedAction] identical steps (OpenHands)
+	ReasonRepeatedActionError       // [StepRules.MaxRepeatedActionError] same action failing
+	ReasonMonologue                 // [StepRules.MaxMonologue] same message-only turns
+	ReasonAlternatingActions        // [StepRules.AlternatingWindow] steps alternating
+	ReasonCondensationLoop          // [StepRules.MaxCondensations] condensations in a row
+	ReasonProtectedFiles            // held: [Config.Guard] found files lost
+	ReasonProviderLimit             // limit: the provider refused for now
+	ReasonProviderStopped           // limit: the provider refused for good
+	ReasonSpendCap                  // limit: [SpendRules.MaxTokens] or MaxCostUSD spent
+	ReasonHourlySpendCap            // limit: [SpendRules.MaxTokensPerHour] or MaxCostUSDPerHour
+	ReasonSpendWarning              // warning: 80% of a spend cap spent
+	ReasonUnavailable               // limit: a shared breaker's state is out of reach
+	ReasonGaveUp                    // held: [Config.MaxConsecutiveOpens] openings in a row
+	ReasonUnpricedModel             // warning: a model without a price under a dollar cap
 )
 
 // verdict is what a signal says about the iteration just recorded.
