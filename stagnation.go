@@ -36,9 +36,8 @@ func (k WorkKind) String() string {
 	return "WorkKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// ScoreWeights are the points of the progress score of the superkit
-// circuit-breaker design. Each measured
-// iteration scores the sum of the weights that apply to it.
+// ScoreWeights are the points of superkit's progress score: a measured
+// iteration scores the sum of those that apply to it.
 type ScoreWeights struct {
 	TestPassing    int // per test passing now that did not before (default +3)
 	TaskCompleted  int // per completed task (default +5)
@@ -49,8 +48,8 @@ type ScoreWeights struct {
 	Reverted       int // when the iteration reverted earlier changes (default -1)
 }
 
-// [DefaultScoreWeights] returns superkit's weights. Start from it to change
-// one weight: a zero ScoreWeights in Config means these.
+// DefaultScoreWeights returns superkit's weights, which a zero ScoreWeights
+// in Config stands for.
 func DefaultScoreWeights() ScoreWeights {
 	return ScoreWeights{
 		TestPassing:    3,
