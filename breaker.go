@@ -109,36 +109,27 @@ type Iteration struct {
 	Err error
 	// Progress is what the iteration achieved; nil: not measured.
 	Progress *Progress
-	// Approach labels how the iteration went about its task, for the
-	// circular-approach signal; it is fingerprinted like an error.
+	// Approach labels how it went about its task (circular-approach signal).
 	Approach string
-	// Work labels the kind of work done, for the test-fix-loop and
-	// test-only signals.
+	// Work labels the kind of work done (test-fix-loop and test-only).
 	Work WorkKind
-	// Done says the agent reported the work done (ralph-claude-code's
-	// EXIT_SIGNAL).
+	// Done says the agent reported the work done (ralph-claude-code's EXIT_SIGNAL).
 	Done bool
 	// Plan is the host's task list after the iteration; nil: none.
 	Plan *Plan
-	// Calls counts the API calls made, for the call budget; zero or less
-	// counts as one, or as none once [CircuitBreaker.CountCall] is used.
+	// Calls counts the API calls made; zero or less counts as one, or as
+	// none once [CircuitBreaker.CountCall] is used.
 	Calls int
 
-	// Action is the tool call or message-only turn of one agent step; nil:
-	// not a step. Record one iteration per tool call.
+	// Action is one agent step's tool call or message; record one per call.
 	Action *Action
-	// Observation is the step's result. It is normalized like an error but
-	// compared whole; when it is empty and the step failed, Err's text is
-	// used.
+	// Observation is the step's result; empty on a failed step: Err's text.
 	Observation string
-	// Condensed says the agent's context was condensed instead of a step
-	// being taken: neither a success nor a failure, whatever Err says.
+	// Condensed says the context was condensed instead of a step.
 	Condensed bool
-	// Task names the task worked on (trimmed, at most 200 runes kept);
-	// empty: none.
+	// Task names the task worked on (trimmed, at most 200 runes).
 	Task string
-	// Usage is what the iteration spent, whatever its outcome; zero when
-	// not reported or reported with [CircuitBreaker.AddUsage].
+	// Usage is what the iteration spent; zero if reported with AddUsage.
 	Usage Usage
 }
 
@@ -154,25 +145,20 @@ func (it *Iteration) plain() bool {
 type Decision struct {
 	// Allow says whether the iteration may run.
 	Allow bool
-	// State is the circuit's state; a refusal in HalfOpen means the probe
-	// is in flight.
+	// State is the circuit's state; refused in HalfOpen: the probe is out.
 	State State
-	// Probe is true for the half-open probe, whose outcome closes or opens
-	// the circuit.
+	// Probe is true for the half-open probe.
 	Probe bool
-	// Reason is why the iteration was refused, or in HalfOpen why the
-	// circuit opened; zero otherwise.
+	// Reason is why it was refused, or in HalfOpen why the circuit opened.
 	Reason Reason
 	// Complete is true when the loop is complete; every Check then refuses.
 	Complete bool
 	// Budget is the call budget; zero without one.
 	Budget Budget
-	// Warnings are the warnings in force ([ClassWarning]); nil when there
-	// are none and for a complete loop. The slice is the caller's.
+	// Warnings are the warnings in force; nil when none is. The caller's.
 	Warnings []Reason
-	// RetryAfter is how long until asking again may help: the cooldown
-	// left, a provider limit's reset, or until enough leaves the rolling
-	// hour. Zero when allowed and for a refusal no waiting ends.
+	// RetryAfter is how long until asking again may help; zero when
+	// allowed and for a refusal no waiting ends.
 	RetryAfter time.Duration
 }
 

@@ -10,24 +10,22 @@ import (
 	"time"
 )
 
-// Config sets the breaker: the circuit's cooldown, and the thresholds of
-// its signals, grouped by family. A zero field means its default
-// ([DefaultConfig]), so Config{} works; a negative threshold switches its
-// signal off. [New] rejects a value that cannot mean anything with a
-// [*ConfigError] naming the field.
+// Config sets the breaker: the cooldown and the thresholds of its signals,
+// grouped by family. A zero field means its default ([DefaultConfig]); a
+// negative threshold switches its signal off. [New] rejects a value that
+// cannot mean anything with a [*ConfigError] naming the field. Classify,
+// Guard and OnStateChange run without the breaker's lock held, so they may
+// call it; CooldownPolicy and Now run under it.
 type Config struct {
-	// Cooldown is how long an open circuit waits before one probe. Default 30s.
+	// Cooldown is how long an open circuit waits for a probe. Default 30s.
 	Cooldown time.Duration
-	// CooldownPolicy sets each opening's cooldown. Nil: [ConstantCooldown];
-	// [DoublingCooldown] is superkit's.
+	// CooldownPolicy sets each opening's cooldown; nil: [ConstantCooldown].
 	CooldownPolicy CooldownPolicy
-	// MaxConsecutiveOpens is how many openings in a row, with no close
-	// between, hold the circuit open with [ReasonGaveUp] until a person acts.
-	// Default 10; 1 gives up at the first opening; negative: never.
+	// MaxConsecutiveOpens: openings in a row before the breaker gives up
+	// ([ReasonGaveUp]). Default 10; negative: never.
 	MaxConsecutiveOpens int
-	// RelapseWindow is how many iterations after a recovery are watched for
-	// the signal that opened the circuit ([ReasonRelapse], superkit's).
-	// Default 0: off; at most 1000.
+	// RelapseWindow: iterations after a recovery watched for a relapse
+	// ([ReasonRelapse]). Default 0: off.
 	RelapseWindow int
 
 	Failures FailureRules  // failed iterations and their errors
@@ -36,84 +34,67 @@ type Config struct {
 	Spend    SpendRules    // the call budget and spend caps
 	Limits   LimitRules    // provider limits
 
-	// Classify decides how an iteration's non-nil error counts. Nil:
-	// [DefaultClassify], trying Limits.Patterns too. It runs without the
-	// breaker's lock held.
+	// Classify decides how a non-nil Err counts; nil: [DefaultClassify].
 	Classify func(error) Outcome
-	// Guard, when set, is asked after each recorded iteration whether
-	// files were lost, and when they were, the circuit is held open with
-	// [ReasonProtectedFiles]. It runs without the breaker's lock held.
+	// Guard, when set, holds the circuit open when files were lost.
 	Guard Guard
-	// OnStateChange, when set, is called after each transition, in order,
-	// without the breaker's lock held, so it may call the breaker.
+	// OnStateChange, when set, hears each transition, in order.
 	OnStateChange func(Transition)
-	// Now is the clock; nil: time.Now. CooldownPolicy and Now run under the
-	// breaker's lock and must not call the breaker.
+	// Now is the clock; nil: time.Now. It must not call the breaker.
 	Now func() time.Time
-	// Sleep waits d or until ctx is done and returns ctx.Err(), for
-	// [CircuitBreaker.Wait]; nil: a real timer. Tests on a fake clock set it.
+	// Sleep waits d or until ctx is done, for [CircuitBreaker.Wait]; nil: a
+	// real timer.
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // FailureRules are the thresholds of failed iterations and their errors
-// ([Config.Failures]). A negative threshold switches its signal off.
+// ([Config.Failures]), at ralph-starter's and GSD's exit.sh's values. A
+// negative threshold switches its signal off.
 type FailureRules struct {
 	// MaxConsecutive: failures in a row. Default 3.
 	MaxConsecutive int
-	// MaxSameError: times one error is seen over the breaker's life,
-	// whatever came between. Default 5.
+	// MaxSameError: one error over the breaker's life. Default 5.
 	MaxSameError int
-	// MaxSameErrorInARow: failures in a row with one error, as
-	// ralph-claude-code and OpenHands count them. Default 0: off.
+	// MaxSameErrorInARow: failures in a row with one error. Default 0: off.
 	MaxSameErrorInARow int
-	// MaxSameTask: failures in a row on one [Iteration.Task], as GSD's
-	// exit.sh counts them. Default 3.
+	// MaxSameTask: failures in a row on one [Iteration.Task]. Default 3.
 	MaxSameTask int
-	// MaxFingerprints bounds the error history; the least recently seen
-	// error is forgotten first. Default 10,000; at most 2,147,483,647.
+	// MaxFingerprints bounds the error history (oldest out). Default 10,000.
 	MaxFingerprints int
-	// MaxSamples is how many recent errors keep their text
-	// ([FailureStats.Samples]). Default 1000; at most 10,000; negative: none.
+	// MaxSamples: errors that keep their text. Default 1000, at most 10,000;
+	// negative: none.
 	MaxSamples int
 }
 
 // ProgressRules are the thresholds of what iterations achieve
-// ([Config.Progress]). They judge only the iterations that report
-// [Iteration.Progress] or label their approach or work. A negative
+// ([Config.Progress]); they judge only the iterations that report
+// [Iteration.Progress] or label their approach or work. Windows are at most
+// 1000 (CircularApproachWindow at least 4), percents below 100; a negative
 // threshold switches its signal off.
 type ProgressRules struct {
-	// MaxNoProgress: measured iterations in a row without progress; the
-	// circuit is half-open one before. Default 3.
+	// MaxNoProgress: iterations in a row without progress. Default 3.
 	MaxNoProgress int
-	// OutputDeclinePercent: how far below the mean of up to three outputs
-	// before an iteration without progress may fall. Default 70; below 100.
+	// OutputDeclinePercent: an output this far below the recent mean. Default 70.
 	OutputDeclinePercent int
-	// MaxPermissionDenials: measured iterations in a row with denials.
-	// Default 3.
+	// MaxPermissionDenials: iterations in a row with denials. Default 3.
 	MaxPermissionDenials int
-	// ScoreWindow: measured iterations in a row whose progress scores add
-	// up below zero (superkit's score). Default 0: off; at most 1000.
+	// ScoreWindow: iterations whose scores add up below zero. Default 0: off.
 	ScoreWindow int
 	// ScoreWeights score progress; zero: [DefaultScoreWeights].
 	ScoreWeights ScoreWeights
-	// CircularApproachWindow: labelled iterations ([Iteration.Approach])
-	// cycling through two or three approaches. Default 6; 4 to 1000.
+	// CircularApproachWindow: labelled iterations going in circles. Default 6.
 	CircularApproachWindow int
-	// TestFixWindow and TestFixPercent: more than TestFixPercent of the last
-	// TestFixWindow labelled iterations ([Iteration.Work]) fixed tests.
-	// Defaults 5 and 80; a window of at most 1000, a percent below 100.
+	// TestFixWindow, TestFixPercent: more than this percent of the window
+	// only fixed tests. Defaults 5 and 80.
 	TestFixWindow, TestFixPercent int
-	// MaxTaskIterations warns ([ReasonLongTask]) above this many iterations
-	// in a row on one task. Default 20.
+	// MaxTaskIterations warns above this many iterations on one task. Default 20.
 	MaxTaskIterations int
-	// TestsDeclining and ErrorsRising warn when passing tests fell, or
-	// errors rose, in this many measured iterations in a row. Defaults 3.
+	// TestsDeclining, ErrorsRising warn after this many falls, or rises, in
+	// a row. Defaults 3.
 	TestsDeclining, ErrorsRising int
-	// DoneSignals completes the loop after this many successful iterations
-	// in a row with [Iteration.Done]. Default 2.
+	// DoneSignals completes the loop: [Iteration.Done] in a row. Default 2.
 	DoneSignals int
-	// TestOnly completes it after this many successful iterations in a row
-	// that only ran tests ([WorkTestsOnly]). Default 3.
+	// TestOnly completes it: [WorkTestsOnly] iterations in a row. Default 3.
 	TestOnly int
 }
 
@@ -122,16 +103,13 @@ type ProgressRules struct {
 // iterations that report an [Iteration.Action]. A negative threshold
 // switches its signal off; 1 and more than 1000 are invalid.
 type StepRules struct {
-	// MaxRepeatedAction: steps in a row with the same action and
-	// observation. Default 4.
+	// MaxRepeatedAction: the same action and observation in a row. Default 4.
 	MaxRepeatedAction int
-	// MaxRepeatedActionError: steps in a row with the same action failing.
-	// Default 3.
+	// MaxRepeatedActionError: the same action failing in a row. Default 3.
 	MaxRepeatedActionError int
 	// MaxMonologue: the same message-only turn in a row. Default 3.
 	MaxMonologue int
-	// AlternatingWindow: steps in a row alternating between two. Default 6;
-	// even, at least 4.
+	// AlternatingWindow: steps alternating between two. Default 6; even, 4+.
 	AlternatingWindow int
 	// MaxCondensations: [Iteration.Condensed] in a row. Default 10.
 	MaxCondensations int
@@ -140,8 +118,7 @@ type StepRules struct {
 // SpendRules cap what the loop may spend ([Config.Spend]); at a cap, Check
 // refuses without opening the circuit. Zero or negative: no cap.
 type SpendRules struct {
-	// MaxCallsPerHour is the call budget of a rolling hour; a warning
-	// speaks from 80%.
+	// MaxCallsPerHour is the call budget of a rolling hour.
 	MaxCallsPerHour int
 	// MaxTokens and MaxCostUSD cap the loop's life; no waiting ends them.
 	MaxTokens  int
@@ -149,18 +126,16 @@ type SpendRules struct {
 	// MaxTokensPerHour and MaxCostUSDPerHour cap a rolling hour.
 	MaxTokensPerHour  int
 	MaxCostUSDPerHour float64
-	// Prices prices a [Usage] that names its Model and gives no cost. Nil:
-	// [DefaultPrices]. A model without a price costs nothing.
+	// Prices prices a [Usage] with a Model and no cost; nil: [DefaultPrices].
 	Prices Prices
 }
 
-// LimitRules set how provider limits are waited out ([Config.Limits]).
+// LimitRules set how provider limits are waited out ([Config.Limits]); no
+// wait is longer than 35 days.
 type LimitRules struct {
-	// Wait is how long a usage limit ([LimitWait]) without a reset time
-	// lasts. Default 60 minutes; at most 35 days.
+	// Wait is how long a [LimitWait] without a reset lasts. Default 1h.
 	Wait time.Duration
-	// ThrottleWait is how long a throttle ([LimitThrottle]) without a reset
-	// time lasts. Default 5 minutes.
+	// ThrottleWait: the same for a [LimitThrottle]. Default 5m.
 	ThrottleWait time.Duration
 	// Patterns are the host's own limits, tried before the built-in rules.
 	Patterns []LimitPattern

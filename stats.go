@@ -12,30 +12,25 @@ import (
 type Reason struct {
 	// Kind is the signal that fired.
 	Kind ReasonKind `json:"kind"`
-	// Count is what the signal counted, Threshold the config value it
-	// reached, Window the recent iterations a window signal judged.
+	// What the signal counted, the threshold it reached, the window judged.
 	Count     int `json:"count,omitempty"`
 	Threshold int `json:"threshold,omitempty"`
 	Window    int `json:"window,omitempty"`
-	// Baseline and Current are where a measured figure (output length,
-	// passing tests, errors) was and is.
+	// Where a measured figure (output, passing tests, errors) was and is.
 	Baseline float64 `json:"baseline,omitempty"`
 	Current  int     `json:"current,omitempty"`
 	// Fingerprint is the error, or the action, involved.
 	Fingerprint string `json:"fingerprint,omitempty"`
-	// Message is a text given with the reason: ForceOpen's, the provider's,
-	// or the reason before it.
+	// Message is ForceOpen's text, the provider's, or the reason before.
 	Message string `json:"message,omitempty"`
 	// Task is the task involved.
 	Task string `json:"task,omitempty"`
 	// Sample is the latest text of the error behind Fingerprint, if kept.
 	Sample string `json:"sample,omitempty"`
-	// Relapsed is the signal a relapse saw again; Last, when the breaker
-	// gave up, the kind of the last opening's reason.
+	// The signal a relapse saw again; when the breaker gave up, the last kind.
 	Relapsed ReasonKind `json:"relapsed,omitempty"`
 	Last     ReasonKind `json:"last,omitempty"`
-	// Action is the text of the repeated action(s) or approaches, joined
-	// with " | ", cut at 200 bytes.
+	// Action is the repeated actions' or approaches' text, cut at 200 bytes.
 	Action string `json:"action,omitempty"`
 	// CostUSD is the dollars spent against the cap MaxCostUSD.
 	CostUSD    float64 `json:"cost_usd,omitempty"`
@@ -63,23 +58,18 @@ func (r Reason) Detail() string {
 
 // Stats is a snapshot of the breaker: a copy the caller may keep and change.
 type Stats struct {
-	// State is the circuit's state.
-	State State
-	// Reason is why the circuit last opened; zero while it is closed.
-	Reason Reason
-	// OpenedAt is when it opened; zero while it is closed.
-	OpenedAt time.Time
-	// RetryAfter is the cooldown left while the circuit is open; Cooldown
-	// the whole of the current one, zero while it is closed.
-	RetryAfter time.Duration
-	Cooldown   time.Duration
-	// Opens counts the openings since New or Reset; ConsecutiveOpens those
-	// since the circuit last closed.
+	// The circuit: its state, why it last opened and when (zero while it
+	// is closed), the cooldown left and the whole of it, the openings since
+	// New or Reset and since it last closed, the iterations still watched
+	// for a relapse, and why the loop is complete (zero while it is not).
+	State                   State
+	Reason                  Reason
+	OpenedAt                time.Time
+	RetryAfter              time.Duration
+	Cooldown                time.Duration
 	Opens, ConsecutiveOpens int
-	// RelapseWatch is how many more iterations are watched for a relapse.
-	RelapseWatch int
-	// Complete is why the loop is complete; zero while it is not.
-	Complete Reason
+	RelapseWatch            int
+	Complete                Reason
 
 	// Iterations counts the successes and failures recorded;
 	// NeutralIterations and LimitedIterations the neutral ones and those
@@ -90,43 +80,35 @@ type Stats struct {
 	Progress ProgressStats
 	Steps    StepStats
 
-	// Budget is the call budget; BudgetRetryAfter, while it is spent, the
-	// time until a call leaves the hour.
-	Budget           Budget
-	BudgetRetryAfter time.Duration
-	// Spend is what the loop spent, and its caps.
-	Spend Spend
-	// ProviderLimit is the provider limit in force, zero when none is;
-	// ProviderLimitUntil when it lifts, zero for a stop.
+	// The call budget and, while it is spent, the time until a call
+	// leaves the hour; the spend and its caps; the provider limit in force
+	// and when it lifts (zero: none, or a stop).
+	Budget             Budget
+	BudgetRetryAfter   time.Duration
+	Spend              Spend
 	ProviderLimit      Reason
 	ProviderLimitUntil time.Time
 
-	// Risk is superkit's stagnation risk.
-	Risk Risk
-	// Warnings are the warnings in force; nil when there are none.
-	Warnings []Reason
-	// History holds the last 50 transitions, oldest first.
-	History []Transition
+	Risk     Risk         // superkit's stagnation risk
+	Warnings []Reason     // the warnings in force; nil when none is
+	History  []Transition // the last 50 transitions, oldest first
 }
 
 // FailureStats are the counts of failed iterations and their errors
 // ([Stats.Failures]).
 type FailureStats struct {
-	// Consecutive counts the failures since the last success, Total all,
-	// SameErrorInARow those in a row with the last failure's error.
+	// Failures since the last success, in all, and in a row with one error.
 	Consecutive, Total, SameErrorInARow int
-	// Unique counts the errors in the history; Evicted those forgotten.
+	// Errors in the history, and those it forgot.
 	Unique, Evicted int
 	// LastFingerprint is the last failure's; "" before the first.
 	LastFingerprint string
-	// Counts maps each fingerprint in the history to how often it was seen.
-	Counts map[string]int
-	// Samples maps the fingerprints that keep one to their error text; nil
-	// when none does.
+	// Counts maps each fingerprint in the history to how often it was seen;
+	// Samples those that keep one to their text (nil: none).
+	Counts  map[string]int
 	Samples map[string]ErrorSample
-	// Task is the last task an iteration named, "" after Resume or Skip;
-	// TaskIterations and TaskFailures count the iterations, and failures,
-	// in a row on it.
+	// Task is the last task named ("" after Resume or Skip), with the
+	// iterations and failures in a row on it.
 	Task                         string
 	TaskIterations, TaskFailures int
 	// SkippedTasks are the tasks Skip skipped, oldest first, at most 100.
@@ -136,8 +118,7 @@ type FailureStats struct {
 // ProgressStats are the counts of what measured iterations achieved
 // ([Stats.Progress]).
 type ProgressStats struct {
-	// ConsecutiveNoProgress and ConsecutivePermissionDenials count the
-	// measured iterations in a row without progress, and with denials.
+	// Measured iterations in a row without progress, and with denials.
 	ConsecutiveNoProgress, ConsecutivePermissionDenials int
 	// LastProgress is when an iteration last made progress; zero if none.
 	LastProgress time.Time
@@ -145,13 +126,11 @@ type ProgressStats struct {
 	OutputTrend []int
 	// LastScore is the last progress score; Score the window's sum.
 	LastScore, Score int
-	// ConsecutiveDoneSignals and ConsecutiveTestOnly count the successful
-	// iterations in a row that reported Done, and that only ran tests.
+	// Successful iterations in a row that reported Done, and only ran tests.
 	ConsecutiveDoneSignals, ConsecutiveTestOnly int
 	// Plan is the last plan reported.
 	Plan Plan
-	// ConsecutiveTestDeclines and ConsecutiveErrorRises count the measured
-	// iterations in a row whose passing tests fell, and whose errors rose.
+	// Measured iterations in a row whose passing tests fell, errors rose.
 	ConsecutiveTestDeclines, ConsecutiveErrorRises int
 }
 
