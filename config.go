@@ -141,12 +141,10 @@ type LimitRules struct {
 	Patterns []LimitPattern
 }
 
-// DefaultConfig returns the defaults that a zero Config field stands for:
-// ralph-starter's 3 failures in a row, the same error 5 times and a 30s
-// cooldown, and the other signals at the values that ralph-claude-code,
-// GSD's exit.sh, superkit and OpenHands use. The progress score, the same
-// error in a row, the relapse watch, the call budget and the spend caps are
-// off.
+// DefaultConfig returns the defaults a zero Config field stands for, at the
+// values of ralph-starter, ralph-claude-code, GSD's exit.sh, superkit and
+// OpenHands. The progress score, the same error in a row, the relapse
+// watch, the call budget and the spend caps are off.
 func DefaultConfig() Config {
 	return Config{
 		Cooldown:            30 * time.Second,

@@ -48,8 +48,7 @@ type RefusedError struct {
 	State State
 	// Reason is why Check refused.
 	Reason Reason
-	// RetryAfter is the time until asking again may help; zero for a
-	// refusal no waiting ends.
+	// RetryAfter is when asking again may help; zero: waiting cannot.
 	RetryAfter time.Duration
 }
 

@@ -7,10 +7,9 @@ import "time"
 // from several goroutines at once, so it must be safe for concurrent use;
 // a panic in it reaches the caller and leaves the breaker as it was.
 type Guard interface {
-	// AfterIteration checks the files after each recorded iteration, puts
-	// back what it can, and returns how many were lost and a summary, which
-	// becomes the reason's Message. A count above zero holds the circuit
-	// open.
+	// AfterIteration checks and restores the files after each recorded
+	// iteration, and returns how many were lost and a summary (the reason's
+	// Message); a count above zero holds the circuit open.
 	AfterIteration() (lost int, summary string)
 
 	// Refresh takes the files as they are as intact; Resume, Skip and Reset

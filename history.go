@@ -21,8 +21,7 @@ type Transition struct {
 	To   State `json:"to"`
 	// Cause says what made the transition.
 	Cause Cause `json:"cause"`
-	// Reason is the circuit's reason after it (zero when it closed), or the
-	// completion's or provider limit's.
+	// Reason is the circuit's reason after it, the completion's or the limit's.
 	Reason Reason `json:"reason"`
 	// Iteration is how many iterations were recorded by then.
 	Iteration int `json:"iteration"`
@@ -43,29 +42,18 @@ type Cause uint8
 
 // The causes of transitions. They are stored by name, never by number.
 const (
-	// CauseSignal: a signal opened the circuit or made it half-open, or the
-	// probe failed or was lost.
-	CauseSignal Cause = iota
-	// CauseCooldownOver: the cooldown passed; the circuit went half-open.
-	CauseCooldownOver
-	// CauseProbeSucceeded: the probe succeeded; the circuit closed.
-	CauseProbeSucceeded
-	CauseResume    // [CircuitBreaker.Resume]
-	CauseSkip      // [CircuitBreaker.Skip]
-	CauseAbort     // [CircuitBreaker.Abort]
-	CauseForceOpen // [CircuitBreaker.ForceOpen]
-	CauseReset     // [CircuitBreaker.Reset] closed the circuit.
-	// CauseComplete: a completion signal completed the loop.
-	CauseComplete
-	// CauseProtectedFiles: [Config.Guard] found files lost; the circuit is
-	// held open.
-	CauseProtectedFiles
-	// CauseProviderLimit: a provider limit was put in force; the state
-	// stays as it is.
-	CauseProviderLimit
-	// CauseLimitLifted: [CircuitBreaker.LiftLimit] lifted the limit in force
-	// before its reset.
-	CauseLimitLifted
+	CauseSignal         Cause = iota // a signal opened the circuit, or the probe failed
+	CauseCooldownOver                // the cooldown passed: half-open
+	CauseProbeSucceeded              // the probe succeeded: closed
+	CauseResume                      // [CircuitBreaker.Resume]
+	CauseSkip                        // [CircuitBreaker.Skip]
+	CauseAbort                       // [CircuitBreaker.Abort]
+	CauseForceOpen                   // [CircuitBreaker.ForceOpen]
+	CauseReset                       // [CircuitBreaker.Reset] closed the circuit
+	CauseComplete                    // a completion signal completed the loop
+	CauseProtectedFiles              // [Config.Guard] found files lost: held open
+	CauseProviderLimit               // a provider limit was put in force
+	CauseLimitLifted                 // [CircuitBreaker.LiftLimit] lifted it early
 )
 
 var causeNames = [...]string{

@@ -25,17 +25,12 @@ const maxProviderLimitWait = limits.MaxAhead
 // LimitKind says what a provider limit asks of the loop.
 type LimitKind uint8
 
-// The kinds of provider limits.
+// The kinds of provider limits. Without a [Limit.Reset], a wait lasts
+// [LimitRules.Wait] and a throttle [LimitRules.ThrottleWait].
 const (
-	// LimitWait: a usage limit; it lifts at [Limit.Reset], or after
-	// [LimitRules.Wait] when none is known.
-	LimitWait LimitKind = iota
-	// LimitThrottle: a rate or capacity throttle (HTTP 429, 529); it lifts
-	// at [Limit.Reset], or after [LimitRules.ThrottleWait].
-	LimitThrottle
-	// LimitStop: no waiting ends it (no credit, a billing cap); a person
-	// has to act.
-	LimitStop
+	LimitWait     LimitKind = iota // a usage limit
+	LimitThrottle                  // a rate or capacity throttle (HTTP 429, 529)
+	LimitStop                      // no waiting ends it (no credit): a person acts
 )
 
 const limitKindCount = int(LimitStop) + 1

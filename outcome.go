@@ -15,19 +15,11 @@ type Outcome uint8
 
 // The outcomes [Config.Classify] may give an iteration's error.
 const (
-	// Failure: the failure signals count the iteration and its error.
-	Failure Outcome = iota
-	// Success: the iteration succeeded although it returned an error.
-	Success
-	// Neutral: neither (the host cancelled it, say); only
-	// [Stats.NeutralIterations] counts it, and the probe slot is given back.
-	Neutral
-	// ProviderLimit: the provider refused for now. No failure: only
-	// [Stats.LimitedIterations] counts it, and Check refuses until it lifts.
-	ProviderLimit
-	// ProviderStop: the provider refused for good; Check refuses until
-	// Resume, Skip or Reset.
-	ProviderStop
+	Failure       Outcome = iota // the failure signals count it and its error
+	Success                      // a success, although it returned an error
+	Neutral                      // neither (cancelled, say): only counted
+	ProviderLimit                // the provider refused for now: no failure
+	ProviderStop                 // the provider refused for good
 )
 
 // String returns "failure", "success", "neutral", "provider_limit" or

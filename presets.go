@@ -86,12 +86,10 @@ func toolSteps(c *Config) {
 var ErrUnknownPreset = errors.New("loopbreaker: unknown preset")
 
 // Preset returns [DefaultConfig] with the thresholds of the named preset:
-// ralph-starter's presets (feature, tdd-red-green, refactor,
-// incident-response, migration-safety, and those that take the standard
-// values), "autonomous" (superkit's unattended loop) and "tool-steps" (a
-// tool-calling agent, one step per iteration, judged as OpenHands does).
-// Set fields on the result to override it. An unknown name is an error
-// matching [ErrUnknownPreset] that lists the known names.
+// ralph-starter's (feature, tdd-red-green, refactor, incident-response,
+// migration-safety, and those with the standard values), "autonomous"
+// (superkit's unattended loop) and "tool-steps" (OpenHands' step signals).
+// An unknown name is an error matching [ErrUnknownPreset].
 func Preset(name string) (Config, error) {
 	for _, p := range presets {
 		if p.name == name {

@@ -15,18 +15,11 @@ type ReasonClass uint8
 
 // The reason classes.
 const (
-	// ClassNone is [ReasonNone]'s.
-	ClassNone ReasonClass = iota
-	// ClassStop opens the circuit ([ErrOpen]): a failure of the loop.
-	ClassStop
-	// ClassLimit refuses without opening the circuit ([ErrCallBudget],
-	// [ErrSpendCap], [ErrProviderLimit], [ErrProviderStopped],
-	// [ErrUnavailable]); it is no failure.
-	ClassLimit
-	// ClassComplete refuses because the loop is done ([ErrComplete]).
-	ClassComplete
-	// ClassWarning refuses nothing ([Decision.Warnings]).
-	ClassWarning
+	ClassNone     ReasonClass = iota // [ReasonNone]'s
+	ClassStop                        // opens the circuit ([ErrOpen]): a failure
+	ClassLimit                       // refuses, circuit closed: no failure
+	ClassComplete                    // refuses: the loop is done ([ErrComplete])
+	ClassWarning                     // refuses nothing ([Decision.Warnings])
 )
 
 // String returns "none", "stop", "limit", "complete" or "warning".

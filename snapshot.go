@@ -17,11 +17,10 @@ import (
 // one is an error matching [ErrNewerState].
 const SnapshotVersion = 2
 
-// Snapshot is the whole state of a breaker, but not its Config: make one
-// with [CircuitBreaker.Snapshot], put it back with [CircuitBreaker.Restore].
-// It marshals with encoding/json to a stable, versioned format that
-// [ParseSnapshot] reads. A probe running when it was taken counts as failed
-// when it is restored. The zero Snapshot is no valid state.
+// Snapshot is the whole state of a breaker, but not its Config, from
+// [CircuitBreaker.Snapshot] for [CircuitBreaker.Restore]. It marshals to a
+// stable, versioned JSON that [ParseSnapshot] reads. The zero Snapshot is
+// no valid state.
 type Snapshot struct {
 	data snapshotData
 }

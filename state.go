@@ -70,11 +70,9 @@ func (b *CircuitBreaker) held() bool {
 	return b.state == Open && heldKind(b.reason.Kind)
 }
 
-// Held reports whether a reason of kind k holds the circuit open until a
-// person acts (Resume, Skip or Reset): [ReasonForcedOpen], [ReasonAborted],
-// [ReasonProtectedFiles], [ReasonGaveUp]. No cooldown ends such an open, and
-// [CircuitBreaker.Wait] returns at once. A worker of a fleet reads it to
-// tell a hold from an open that its cooldown ends.
+// Held reports whether a reason of kind k holds the circuit open until
+// Resume, Skip or Reset: [ReasonForcedOpen], [ReasonAborted],
+// [ReasonProtectedFiles], [ReasonGaveUp].
 func (k ReasonKind) Held() bool { return heldKind(k) }
 
 // heldKind is Held.
