@@ -7,7 +7,7 @@ import (
 )
 
 // historyLen is how many transitions the breaker remembers ([Stats.History],
-// [Snapshot.History]); older ones are forgotten first.
+// a snapshot's); older ones are forgotten first.
 const historyLen = 50
 
 // Transition is one change of the circuit's state, as [Stats.History] and
