@@ -273,9 +273,9 @@ func (b *CircuitBreaker) check() Decision {
 // success, and [Config.Classify] decides how another counts. A failure or a
 // stall may open the circuit, and a half-open probe's outcome closes or
 // reopens it; the first outcome recorded in HalfOpen decides. A neutral
-// iteration, a provider limit and a condensation change no signal's counter
-// and give the probe slot back; a provider limit is put in force. While the
-// circuit is open, Record only counts. Calls and usage always count.
+// iteration, a provider limit (put in force) and a condensation change no
+// failure or progress count and give the probe slot back. While the circuit
+// is open, Record only counts. Calls and usage always count.
 func (b *CircuitBreaker) Record(it Iteration) { b.recordIteration(it) }
 
 // recordIteration is Record; it reports whether the circuit is open after
@@ -443,8 +443,8 @@ func (b *CircuitBreaker) TripReason() string {
 // Reset returns the breaker to a closed, fresh state: every counter, the
 // error history, the transition history, a completion and a provider limit
 // are cleared. The config, the call budget and the spend are kept.
-// [Config.Guard] takes stock of the files as they are, and an open circuit's
-// close goes to [Config.OnStateChange] (CauseReset).
+// [Config.Guard] takes stock of the files as they are; a circuit that was not
+// closed reports its close to [Config.OnStateChange] (CauseReset).
 func (b *CircuitBreaker) Reset() {
 	b.refreshGuard()
 	b.mu.Lock()

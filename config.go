@@ -14,8 +14,8 @@ import (
 // grouped by family. A zero field means its default ([DefaultConfig]); a
 // negative threshold switches its signal off. [New] rejects a value that
 // cannot mean anything with a [*ConfigError] naming the field. Classify,
-// Guard and OnStateChange run without the breaker's lock held, so they may
-// call it; CooldownPolicy and Now run under it.
+// Guard and OnStateChange run without the breaker's lock held (OnStateChange
+// may call the breaker); CooldownPolicy and Now run under it.
 type Config struct {
 	// Cooldown is how long an open circuit waits for a probe. Default 30s.
 	Cooldown time.Duration

@@ -42,7 +42,7 @@ type Cause uint8
 
 // The causes of transitions. They are stored by name, never by number.
 const (
-	CauseSignal         Cause = iota // a signal opened the circuit, or the probe failed
+	CauseSignal         Cause = iota // a signal fired, or the probe failed or was lost
 	CauseCooldownOver                // the cooldown passed: half-open
 	CauseProbeSucceeded              // the probe succeeded: closed
 	CauseResume                      // [CircuitBreaker.Resume]

@@ -70,7 +70,7 @@ const (
 	ReasonForcedOpen                // held: [CircuitBreaker.ForceOpen]
 	ReasonAborted                   // held: [CircuitBreaker.Abort]
 	ReasonProbeLost                 // [CircuitBreaker.Restore] found the probe running
-	ReasonSameTask                  // [FailureRules.MaxSameTask] failures on one task (GSD)
+	ReasonSameTask                  // [FailureRules.MaxSameTask] failures on one task (GSD's exit.sh)
 	ReasonRelapse                   // the opening signal within [Config.RelapseWindow]
 	ReasonCallBudgetWarning         // warning: 80% of the call budget used
 	ReasonLongTask                  // warning: [ProgressRules.MaxTaskIterations] on one task

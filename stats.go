@@ -21,7 +21,7 @@ type Reason struct {
 	Current  int     `json:"current,omitempty"`
 	// Fingerprint is the error, or the action, involved.
 	Fingerprint string `json:"fingerprint,omitempty"`
-	// Message is ForceOpen's text, the provider's, or the reason before.
+	// Message is a text given with it: ForceOpen's, the provider's, the Guard's.
 	Message string `json:"message,omitempty"`
 	// Task is the task involved.
 	Task string `json:"task,omitempty"`
