@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/loopbreaker/loopbreaker/internal/timer"
 )
 
 // Config sets the breaker: the cooldown and the thresholds of its signals,
@@ -348,7 +350,7 @@ func (c Config) withDefaults() Config {
 		c.Now = time.Now
 	}
 	if c.Sleep == nil {
-		c.Sleep = sleep
+		c.Sleep = timer.Sleep
 	}
 	return c
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/loopbreaker/loopbreaker/internal/errtext"
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -43,21 +44,21 @@ func TestSameErrorReasonsQuoteTheErrorText(t *testing.T) {
 	tests := []struct {
 		name   string
 		cfg    Config
-		record func(b *CircuitBreaker, clock *fakeClock)
+		record func(b *CircuitBreaker, clock *loopbreakertest.Clock)
 		kind   ReasonKind
 		text   string
 	}{
-		{"same error over the loop's life", Config{}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"same error over the loop's life", Config{}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			for line := range 5 {
 				b.Record(Iteration{Err: errA(line)})
 				b.RecordSuccess()
 			}
 		}, ReasonSameError, "Same error repeated 5 times (threshold: 5)"},
-		{"same error in a row", Config{Failures: FailureRules{MaxSameErrorInARow: 2}}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"same error in a row", Config{Failures: FailureRules{MaxSameErrorInARow: 2}}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			b.Record(Iteration{Err: errA(3)})
 			b.Record(Iteration{Err: errA(4)})
 		}, ReasonSameErrorInARow, "Same error repeated 2 times in a row (threshold: 2)"},
-		{"the probe failed", Config{}, func(b *CircuitBreaker, clock *fakeClock) {
+		{"the probe failed", Config{}, func(b *CircuitBreaker, clock *loopbreakertest.Clock) {
 			for range 3 {
 				b.Record(Iteration{Progress: &Progress{}}) // no progress: it opens
 			}

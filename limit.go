@@ -3,10 +3,9 @@ package loopbreaker
 import (
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/loopbreaker/loopbreaker/internal/errtext"
 	"github.com/loopbreaker/loopbreaker/internal/limits"
 )
 
@@ -159,7 +158,7 @@ func limitOf(err error, now time.Time, patterns []limits.Pattern) (Limit, bool) 
 	if le, ok := limitErrorIn(err, 0); ok {
 		l := le.Limit
 		if l.Why == "" && le.Err != nil {
-			l.Why = firstLine(le.Err.Error())
+			l.Why = errtext.FirstLine(le.Err.Error())
 		}
 		return l, true
 	}
@@ -205,21 +204,6 @@ const maxErrorDepth = 64
 // in the time zone the text names or else in now's location.
 func ProviderLimitInText(text string, now time.Time, patterns ...LimitPattern) (Limit, bool) {
 	return fromInternal(limits.FromText(text, now, internalPatterns(patterns)...))
-}
-
-// firstLine returns the first line of s, trimmed, at most 200 bytes of it
-// (never cutting a character).
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	s = strings.TrimSpace(s)
-	if len(s) > 200 {
-		i := 200
-		for i > 0 && !utf8.RuneStart(s[i]) {
-			i--
-		}
-		s = s[:i] + "..."
-	}
-	return s
 }
 
 // providerLimit is the provider limit in force: shared by every Check of
@@ -276,7 +260,7 @@ func (b *CircuitBreaker) limitFor(err error, outcome Outcome) Limit {
 	}()
 	l, ok := limitOf(err, now, b.patterns)
 	if !ok {
-		l = Limit{Why: firstLine(err.Error())}
+		l = Limit{Why: errtext.FirstLine(err.Error())}
 	}
 	switch {
 	case outcome == ProviderStop:

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/loopbreaker/loopbreaker/internal/errtext"
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -23,7 +24,7 @@ func richConfig() Config {
 
 // busyBreaker returns a breaker that has seen a bit of everything and is
 // open after a failed probe.
-func busyBreaker(t *testing.T) (*CircuitBreaker, *fakeClock) {
+func busyBreaker(t *testing.T) (*CircuitBreaker, *loopbreakertest.Clock) {
 	t.Helper()
 	b, clock := newTestBreaker(t, richConfig())
 	b.Record(Iteration{Err: errB(1), Progress: &Progress{FilesChanged: 2, TestsPassing: 10, OutputLength: 900}, Approach: "retry", Work: WorkImplementation})
@@ -44,14 +45,13 @@ func busyBreaker(t *testing.T) (*CircuitBreaker, *fakeClock) {
 
 // restart saves b as JSON and makes a new breaker from it, as a process
 // that was killed and started again would, its clock reading now.
-func restart(t *testing.T, b *CircuitBreaker, cfg Config, now time.Time) (*CircuitBreaker, *fakeClock) {
+func restart(t *testing.T, b *CircuitBreaker, cfg Config, now time.Time) (*CircuitBreaker, *loopbreakertest.Clock) {
 	t.Helper()
 	data, err := json.Marshal(b.Snapshot())
 	require.NoError(t, err)
 	snap, err := ParseSnapshot(data)
 	require.NoError(t, err)
-	nb, clock := newTestBreaker(t, cfg)
-	clock.now = now
+	nb, clock := newTestBreakerAt(t, cfg, now)
 	require.NoError(t, nb.Restore(snap))
 	return nb, clock
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/loopbreaker/loopbreaker/internal/errtext"
 )
 
 // spendWindow is the rolling window of the hourly spend caps
@@ -383,7 +385,7 @@ const maxUnpriced = 8
 // noteUnpriced remembers that model, which spent tokens, has no price.
 // Called with b.mu held.
 func (b *CircuitBreaker) noteUnpriced(model string) {
-	model = firstLine(model)
+	model = errtext.FirstLine(model)
 	if len(b.unpriced) < maxUnpriced && !slices.Contains(b.unpriced, model) {
 		b.unpriced = append(b.unpriced, model)
 	}

@@ -129,7 +129,7 @@ func fixedStore(t *testing.T) (*FileStore, string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	store := NewFileStore(dir)
-	now := newFakeClock().Now()
+	now := testStart
 	store.now = func() time.Time { return now }
 	return store, dir, filepath.Join(dir, "agent.json.corrupt-20260119T090000.000000000Z")
 }

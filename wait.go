@@ -2,7 +2,6 @@ package loopbreaker
 
 import (
 	"context"
-	"time"
 )
 
 // Wait blocks until Check allows the next iteration, and returns that
@@ -82,17 +81,5 @@ func (b *CircuitBreaker) wake() {
 	for id, cancel := range b.waiters {
 		cancel()
 		delete(b.waiters, id)
-	}
-}
-
-// sleep is the Sleep of a nil [Config.Sleep]: a real timer.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

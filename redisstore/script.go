@@ -311,4 +311,3 @@ func parseReason(s string) loopbreaker.Reason {
 func formatCost(c float64) string {
 	return strconv.FormatFloat(c, 'g', -1, 64)
 }
-

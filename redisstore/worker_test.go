@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,27 +44,12 @@ var (
 	_ loop = (*loopbreaker.CircuitBreaker)(nil)
 )
 
-// clock is a hand-driven local clock; the shared state runs on Redis's.
-// It starts at the time of the machine, which Redis's clock reads too, so
-// that a provider's reset (a time, as the provider gives it) means the
-// same to both.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Now().Truncate(time.Millisecond)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
+// newClock returns a hand-driven local clock; the shared state runs on
+// Redis's. It starts at the time of the machine, which Redis's clock reads
+// too, so that a provider's reset (a time, as the provider gives it) means
+// the same to both.
+func newClock() *loopbreakertest.Clock {
+	return loopbreakertest.NewClock(time.Now().Truncate(time.Millisecond))
 }
 
 // fleet makes workers of one fleet on a server.
@@ -71,7 +57,7 @@ type fleet struct {
 	t      *testing.T
 	srv    *server
 	client *redis.Client
-	clock  *clock
+	clock  *loopbreakertest.Clock
 	name   string
 	log    *bytes.Buffer
 	logMu  sync.Mutex
