@@ -188,6 +188,12 @@ func strategiesFor(kind loopbreaker.ReasonKind) strategies {
 			"make what you implement smaller",
 			escalate + ", and what the tests check",
 		}}
+	case loopbreaker.ReasonFalseCompletion:
+		return strategies{"ralph-claude-code's exit gate: the words and the signal together", []string{
+			"read the plan again: if every item is done and the tests pass, end the status block with EXIT_SIGNAL: true",
+			"otherwise take the next open item, and do not say the work is done",
+			escalate,
+		}}
 	case loopbreaker.ReasonCircularApproach, loopbreaker.ReasonAlternatingActions, loopbreaker.ReasonMonologue:
 		return strategies{"superkit's recovery strategies for a circular approach", []string{
 			"step back and look for the root cause again",
