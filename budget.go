@@ -19,17 +19,14 @@ const callBudgetWarningPercent = 80
 // the window with the newest of them).
 const maxCallEntries = 4096
 
-// Budget is the state of the call budget when a Decision or Stats was
-// made. The zero Budget means no budget is set.
+// Budget is the call budget as of a Decision or Stats; zero without one.
 type Budget struct {
-	// Limit is [SpendRules.MaxCallsPerHour]; zero when the budget is off.
+	// Limit is [SpendRules.MaxCallsPerHour]; Used the calls in the last hour.
 	Limit int
-	// Used counts the calls recorded in the last hour.
-	Used int
+	Used  int
 }
 
-// Left returns how many calls the budget has left in the rolling hour,
-// zero when it is spent, and -1 when no budget is set.
+// Left returns the calls left in the rolling hour; -1 without a budget.
 func (b Budget) Left() int {
 	if b.Limit <= 0 {
 		return -1
@@ -37,9 +34,7 @@ func (b Budget) Left() int {
 	return max(b.Limit-b.Used, 0)
 }
 
-// Warning returns the warning once 80% of the
-// budget is used, e.g. "Call budget 80% used: 80 of 100 calls in the last
-// hour, 20 left", and "" below that or without a budget.
+// Warning returns the warning text from 80% of the budget used; "" below.
 func (b Budget) Warning() string {
 	// In floating point: the product of a limit near the largest int and a
 	// percentage does not fit in an int.
@@ -149,12 +144,8 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-// CountCall counts one call, made now, into the call budget, as it
-// happens: a request the HTTP transport (package transport) sent, or a
-// call a host counts itself. From the first CountCall on, Record counts an
-// iteration's calls only when [Iteration.Calls] says how many, so that
-// none is counted twice. Without a budget ([SpendRules.MaxCallsPerHour]) it
-// counts nothing.
+// CountCall counts one call, made now, into the call budget. From the first
+// CountCall on, Record counts only the calls [Iteration.Calls] states.
 func (b *CircuitBreaker) CountCall() {
 	b.mu.Lock()
 	defer b.unlock()
@@ -166,8 +157,7 @@ func (b *CircuitBreaker) CountCall() {
 	}
 }
 
-// Now returns the time by the breaker's clock ([Config.Now]): what the
-// HTTP transport dates a reset given as a delay with.
+// Now returns the time by the breaker's clock ([Config.Now]).
 func (b *CircuitBreaker) Now() time.Time {
 	b.mu.Lock()
 	defer b.mu.Unlock()

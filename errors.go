@@ -6,67 +6,49 @@ import (
 	"time"
 )
 
-// [ErrOpen] is matched (errors.Is) by the error of a Decision refused
-// because the circuit is open, or its one probe is in flight.
+// ErrOpen matches (errors.Is) a refusal because the circuit is open or its
+// probe is in flight.
 var ErrOpen = errors.New("loopbreaker: circuit open")
 
-// [ErrGaveUp] is matched (errors.Is) by the error of a Decision refused
-// because the breaker gave up on the loop: the circuit opened
-// [Config.MaxConsecutiveOpens] times in a row without recovering. It
-// matches [ErrOpen] too. No waiting ends it: a person
-// looks at the loop, then calls Resume, Skip or Reset.
+// ErrGaveUp matches a refusal because the breaker gave up after
+// [Config.MaxConsecutiveOpens] openings in a row; it matches [ErrOpen] too.
+// Only Resume, Skip or Reset end it.
 var ErrGaveUp = errors.New("loopbreaker: gave up on the loop")
 
-// [ErrCallBudget] is matched (errors.Is) by the error of a Decision refused
-// because the call budget of the rolling hour is spent. The circuit is not
-// open: the loop may go on after [Decision.RetryAfter].
+// ErrCallBudget matches a refusal because the rolling hour's call budget is
+// spent; the circuit is not open.
 var ErrCallBudget = errors.New("loopbreaker: call budget exhausted")
 
-// [ErrUnavailable] is matched (errors.Is) by the error of a Decision refused
-// because the state a shared breaker decides on is out of reach and it was
-// told to refuse rather than decide alone (reason kind [ReasonUnavailable];
-// a fleet worker's FailClosed, module redisstore). The circuit is not open:
-// ask again after [Decision.RetryAfter].
+// ErrUnavailable matches a refusal because a shared breaker's state is out
+// of reach and it was told to refuse ([ReasonUnavailable]); the circuit is
+// not open.
 var ErrUnavailable = errors.New("loopbreaker: shared breaker unavailable")
 
-// [ErrComplete] is matched (errors.Is) by the error of a Decision refused
-// because the loop is complete. It is not a failure.
+// ErrComplete matches a refusal because the loop is complete: no failure.
 var ErrComplete = errors.New("loopbreaker: loop complete")
 
-// [ErrProviderLimit] is matched (errors.Is) by the error of a Decision
-// refused because the model provider refused for now: a usage limit, a
-// rate limit, an overloaded server. The circuit is not open, and it is no
-// failure: the loop may go on after [Decision.RetryAfter], when the limit
-// lifts.
+// ErrProviderLimit matches a refusal because the model provider refused
+// for now; the circuit is not open, and it is no failure.
 var ErrProviderLimit = errors.New("loopbreaker: provider limit")
 
-// [ErrProviderStopped] is matched (errors.Is) by the error of a Decision
-// refused because the model provider refused for good: no credit, a quota
-// or billing cap, usage disabled by an admin. No waiting ends it: a person
-// has to act, and then Resume, Skip or Reset.
+// ErrProviderStopped matches a refusal because the model provider refused
+// for good; only Resume, Skip or Reset end it.
 var ErrProviderStopped = errors.New("loopbreaker: provider stopped the loop")
 
-// [ErrSpendCap] is matched (errors.Is) by the error of a Decision refused
-// because a spend cap is reached: over the loop's life ([SpendRules.MaxTokens],
-// [SpendRules.MaxCostUSD]), which no waiting ends, or in the last hour, which
-// ends after [Decision.RetryAfter].
+// ErrSpendCap matches a refusal because a spend cap is reached: the
+// lifetime caps no waiting ends, the hourly ones end after
+// [Decision.RetryAfter].
 var ErrSpendCap = errors.New("loopbreaker: spend cap reached")
 
-// RefusedError is the error of a refused Decision ([Decision.Err]): why
-// Check refused, and when asking again may help. It matches the sentinel
-// of its reason: [ErrOpen] for an open circuit or a probe in flight (and
-// [ErrGaveUp] when the breaker gave up); [ErrProviderLimit] or
-// [ErrProviderStopped] for a provider limit; [ErrSpendCap], [ErrCallBudget]
-// or [ErrUnavailable]; [ErrComplete] for a complete loop. Only ErrOpen is a
-// failure of the loop.
+// RefusedError is the error of a refused Decision ([Decision.Err]). It
+// matches the sentinel of its reason's kind: [ErrOpen] for a stop (and
+// [ErrGaveUp]), [ErrComplete], or the limit's own.
 type RefusedError struct {
-	// State is the circuit's state: Open, or HalfOpen when the probe was
-	// already in flight.
+	// State is the circuit's state.
 	State State
 	// Reason is why Check refused.
 	Reason Reason
-	// RetryAfter is the time until asking again may help; zero for a
-	// refusal no waiting ends.
+	// RetryAfter is when asking again may help; zero: waiting cannot.
 	RetryAfter time.Duration
 }
 
@@ -88,8 +70,7 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("loopbreaker: circuit open: %s", e.Reason)
 }
 
-// Is makes a RefusedError match the sentinel of its reason (see
-// RefusedError).
+// Is reports whether target is the sentinel of e's reason.
 func (e *RefusedError) Is(target error) bool {
 	switch k := e.Reason.Kind; {
 	case k == ReasonCallBudget:
@@ -110,28 +91,21 @@ func (e *RefusedError) Is(target error) bool {
 	return target == ErrOpen
 }
 
-// [ErrCorruptState] is matched (errors.Is) by every error that says a saved
-// state cannot be used: it is not JSON, is cut short, has the wrong types,
-// an unknown schema version or name, negative counts, or counts that
-// contradict each other. The error is a *StateError.
+// ErrCorruptState matches every error that says a saved state cannot be
+// used (a [*StateError]).
 var ErrCorruptState = errors.New("loopbreaker: corrupt state")
 
-// [ErrNewerState] is matched (errors.Is) by the error that says a saved
-// state was written by a newer loopbreaker, whose snapshot version this
-// build does not read. The state is not corrupt: keep it, and read it with
-// the newer build. The error is a *StateError.
+// ErrNewerState matches the error that says a saved state was written by a
+// newer loopbreaker (a [*StateError]): not corrupt; keep it.
 var ErrNewerState = errors.New("loopbreaker: state written by a newer loopbreaker")
 
 // StateError says why a saved state cannot be used, and where it is. With
-// Newer set it matches [ErrNewerState] (never [ErrCorruptState]): the
-// state was written by a newer loopbreaker. Otherwise it matches
-// [ErrCorruptState] and unwraps to Err (e.g. a *json.SyntaxError).
+// Newer set it matches [ErrNewerState]; otherwise [ErrCorruptState], and it
+// unwraps to Err.
 type StateError struct {
-	// Path is the file the state was read from; empty when it did not come
-	// from a file ([ParseSnapshot], Restore).
+	// Path is the state's file; empty when it came from no file.
 	Path string
-	// Newer is the state's snapshot version when it is newer than
-	// [SnapshotVersion]; zero otherwise.
+	// Newer is the state's version when it is newer than [SnapshotVersion].
 	Newer int
 	// Err is what is wrong; nil when Newer is set.
 	Err error
@@ -149,8 +123,7 @@ func (e *StateError) Error() string {
 	return fmt.Sprintf("loopbreaker: corrupt state%s: %v", where, e.Err)
 }
 
-// Is makes a StateError match [ErrNewerState] or [ErrCorruptState] (see
-// StateError).
+// Is reports whether target is the sentinel e matches.
 func (e *StateError) Is(target error) bool {
 	if e.Newer > 0 {
 		return target == ErrNewerState
@@ -161,16 +134,14 @@ func (e *StateError) Is(target error) bool {
 // Unwrap returns the cause.
 func (e *StateError) Unwrap() error { return e.Err }
 
-// [ErrNoState] is matched (errors.Is) by the error a Store returns from Load
-// when nothing was saved for the loop: not corruption, but a loop that
-// starts fresh.
+// ErrNoState matches the error of a Store's Load when nothing was saved:
+// the loop starts fresh.
 var ErrNoState = errors.New("loopbreaker: no saved state")
 
-// [ErrInvalidLoopName] is matched (errors.Is) by the error a FileStore
-// returns for a loop name it cannot make a file name of.
+// ErrInvalidLoopName matches a FileStore's error for a loop name it cannot
+// make a file name of.
 var ErrInvalidLoopName = errors.New("loopbreaker: invalid loop name")
 
-// [ErrNotCorrupt] is matched (errors.Is) by the error [FileStore.MoveAside]
-// returns for a state file that holds a valid snapshot: only a corrupt one
-// is moved aside.
+// ErrNotCorrupt matches [FileStore.MoveAside]'s error for a valid state
+// file, which is not moved.
 var ErrNotCorrupt = errors.New("loopbreaker: state is not corrupt")

@@ -13,11 +13,8 @@ import (
 // most, well inside FileStore's [MaxStateFileSize].
 const maxErrorSamples = 10000
 
-// ErrorSample is the error text a fingerprint stands for: the text of its
-// first and of its latest failure, each cut to 200 runes,
-// as valid UTF-8. The Nity Loop keys its error counts by the message; the
-// fingerprint is what the breaker counts, the sample is what a person
-// reads.
+// ErrorSample is the text of the first and the latest failure with one
+// fingerprint, each cut to 200 runes of valid UTF-8.
 type ErrorSample struct {
 	First  string `json:"first"`
 	Latest string `json:"latest"`

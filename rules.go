@@ -15,22 +15,11 @@ type ReasonClass uint8
 
 // The reason classes.
 const (
-	// ClassNone is [ReasonNone]'s: nothing happened.
-	ClassNone ReasonClass = iota
-	// ClassStop opens the circuit: a stop signal tripped, a probe failed
-	// or was lost, the loop relapsed, the breaker gave up, or a person or
-	// the host held it ([ErrOpen]). It is a failure of the loop.
-	ClassStop
-	// ClassLimit refuses without opening the circuit, and is no failure:
-	// the call budget, a spend cap, the provider's limit, a shared breaker
-	// out of reach ([ErrCallBudget], [ErrSpendCap], [ErrProviderLimit],
-	// [ErrProviderStopped], [ErrUnavailable]).
-	ClassLimit
-	// ClassComplete refuses because the loop is done ([ErrComplete]).
-	ClassComplete
-	// ClassWarning refuses nothing: the reason is one of
-	// [Decision.Warnings] and [Stats.Warnings].
-	ClassWarning
+	ClassNone     ReasonClass = iota // [ReasonNone]'s
+	ClassStop                        // opens the circuit ([ErrOpen]): a failure
+	ClassLimit                       // refuses, circuit closed: no failure
+	ClassComplete                    // refuses: the loop is done ([ErrComplete])
+	ClassWarning                     // refuses nothing ([Decision.Warnings])
 )
 
 // String returns "none", "stop", "limit", "complete" or "warning".
@@ -57,181 +46,50 @@ func (k ReasonKind) Class() ReasonClass {
 	return rules[k].class
 }
 
-// The reason kinds. Each stop signal has its own.
+// The reason kinds. A counting signal's Count reached its Threshold; the
+// other [Reason] fields are set where they apply. A kind marked limit,
+// completion or warning does not open the circuit; one marked held keeps it
+// open until Resume, Skip or Reset.
 const (
-	// [ReasonNone]: the circuit has not opened.
-	ReasonNone ReasonKind = iota
-	// ReasonConsecutiveFailures: Count failures in a row reached Threshold
-	// ([FailureRules.MaxConsecutive]).
-	ReasonConsecutiveFailures
-	// ReasonSameErrorInARow: the last Count failures in a row all had the
-	// error Fingerprint, reaching Threshold ([FailureRules.MaxSameErrorInARow]).
-	ReasonSameErrorInARow
-	// ReasonSameError: the error Fingerprint was seen Count times over the
-	// breaker's life, reaching Threshold ([FailureRules.MaxSameError]).
-	ReasonSameError
-	// ReasonNoProgress: Count measured iterations in a row made no
-	// progress. At Threshold-1 the circuit is half-open ("one more
-	// chance"); at Threshold ([ProgressRules.MaxNoProgress]) it opens.
-	ReasonNoProgress
-	// ReasonProgressScore: the progress scores of the last Window measured
-	// iterations add up to Count, below zero ([ProgressRules.ScoreWindow]).
-	// In a half-open circuit Window may be shorter: the probe is judged on
-	// the iterations since the circuit opened.
-	ReasonProgressScore
-	// ReasonOutputDecline: an iteration without progress produced output
-	// (Current) more than Threshold percent ([ProgressRules.OutputDeclinePercent])
-	// below the Baseline; Count is the decline in whole percent, rounded
-	// down.
-	ReasonOutputDecline
-	// ReasonPermissionDenials: Count measured iterations in a row had
-	// permission denials, reaching Threshold
-	// ([ProgressRules.MaxPermissionDenials]).
-	ReasonPermissionDenials
-	// ReasonCircularApproach: the last Window labelled iterations cycled
-	// through the same Count (2 or 3) approaches without progress;
-	// Fingerprint lists the approaches' fingerprints joined with "/", and
-	// Action their texts joined with " | " ([ProgressRules.CircularApproachWindow]).
-	ReasonCircularApproach
-	// ReasonTestFixLoop: Count of the last Window labelled iterations were
-	// test fixes, more than Threshold percent ([ProgressRules.TestFixPercent]).
-	ReasonTestFixLoop
-	// ReasonProbeFailed: the half-open probe failed with the error
-	// Fingerprint although no threshold was reached.
-	ReasonProbeFailed
-	// [ReasonCallBudget]: Count calls in the last hour reached the budget,
-	// Threshold ([SpendRules.MaxCallsPerHour]). Check refuses without opening
-	// the circuit until a call leaves the window.
-	ReasonCallBudget
-	// ReasonDoneSignals: the agent reported done ([Iteration.Done]) in Count
-	// successful iterations in a row, reaching Threshold
-	// ([ProgressRules.DoneSignals]). The loop is complete.
-	ReasonDoneSignals
-	// ReasonTestOnlyLoops: Count successful iterations in a row only ran
-	// tests ([WorkTestsOnly]), reaching Threshold ([ProgressRules.TestOnly]):
-	// nothing is left to implement. The loop is complete.
-	ReasonTestOnlyLoops
-	// ReasonPlanComplete: every task of the plan is done (Count tasks,
-	// none remaining). The loop is complete.
-	ReasonPlanComplete
-	// [ReasonForcedOpen]: the host forced the circuit open
-	// ([CircuitBreaker.ForceOpen]); Message is the reason it gave. No
-	// cooldown ends it, only Resume, Skip or Reset.
-	ReasonForcedOpen
-	// [ReasonAborted]: a person aborted the loop ([CircuitBreaker.Abort]);
-	// Message is the reason the circuit had before, if any. No cooldown
-	// ends it, only Resume, Skip or Reset.
-	ReasonAborted
-	// [ReasonProbeLost]: the circuit was restored ([CircuitBreaker.Restore])
-	// from a snapshot taken while the half-open probe was running; the
-	// probe's process is gone and its outcome unknown, so it counts as a
-	// failed probe.
-	ReasonProbeLost
-	// ReasonSameTask: the last Count failed iterations in a row were all
-	// on the task Task, reaching Threshold ([FailureRules.MaxSameTask]):
-	// GSD's exit.sh calls the loop stuck. It is checked before the other
-	// signals, so that a loop stuck on one task says which. Fingerprint
-	// and Sample are the last failure's error.
-	ReasonSameTask
-	// ReasonRelapse: the circuit recovered (a half-open probe succeeded)
-	// and, Count iterations later, within the Window watched
-	// ([Config.RelapseWindow]), the signal Relapsed, which had opened it,
-	// showed again. Task, Fingerprint and Sample are that signal's
-	// evidence where it has them, or else the failure's error. The open
-	// streak goes on, so the cooldown grows as after a failed probe.
-	ReasonRelapse
-	// ReasonCallBudgetWarning is a warning ([Decision.Warnings]), not a
-	// stop: Count calls in the last hour used 80% or
-	// more of the budget, Threshold ([SpendRules.MaxCallsPerHour]).
-	ReasonCallBudgetWarning
-	// ReasonLongTask is a warning, not a stop: Count iterations in a row
-	// were on the task Task, more than Threshold ([ProgressRules.MaxTaskIterations]).
-	ReasonLongTask
-	// ReasonTestsDeclining is a warning, not a stop: the passing tests
-	// fell in Count measured iterations in a row, reaching Threshold
-	// ([ProgressRules.TestsDeclining]), from Baseline to Current.
-	ReasonTestsDeclining
-	// ReasonErrorsRising is a warning, not a stop: the errors of an
-	// iteration ([Progress.Errors]) rose in Count measured iterations in a
-	// row, reaching Threshold ([ProgressRules.ErrorsRising]), from
-	// Baseline to Current.
-	ReasonErrorsRising
-	// ReasonRepeatedActionObservation: the last Count tool steps were the
-	// same action with the same observation, reaching Threshold
-	// ([StepRules.MaxRepeatedAction]); OpenHands' "repeating action,
-	// observation". Fingerprint is the action's, Action its text.
-	ReasonRepeatedActionObservation
-	// ReasonRepeatedActionError: the last Count tool steps were the same
-	// action, each failing, reaching Threshold
-	// ([StepRules.MaxRepeatedActionError]); OpenHands' "repeating action,
-	// error". Fingerprint is the last error's, Action the action's text.
-	ReasonRepeatedActionError
-	// ReasonMonologue: the last Count steps were the same message-only
-	// turn, with no tool called between, reaching Threshold
-	// ([StepRules.MaxMonologue]); OpenHands' "monologue". Fingerprint is
-	// the message's, Action its text.
-	ReasonMonologue
-	// ReasonAlternatingActions: the last Window steps alternated between
-	// two steps, each with the same observation every time
-	// ([StepRules.AlternatingWindow]); OpenHands' "action, observation
-	// pattern". Count is 2, Fingerprint the two actions' fingerprints
-	// joined with "/", Action their texts joined with " | ".
-	ReasonAlternatingActions
-	// ReasonCondensationLoop: the context was condensed (or overflowed)
-	// Count times in a row with nothing between, reaching Threshold
-	// ([StepRules.MaxCondensations]); OpenHands' "context window error"
-	// loop.
-	ReasonCondensationLoop
-	// ReasonProtectedFiles: protected files were lost in the iteration just
-	// recorded ([Config.Guard]): deleted, emptied, or, read-only ones,
-	// changed. Count is how many paths; Message names them and says what
-	// was restored. No cooldown ends it, only Resume, Skip or Reset.
-	ReasonProtectedFiles
-	// ReasonProviderLimit: the model provider refused for now (a usage
-	// limit, a rate limit, an overloaded server: [LimitWait],
-	// [LimitThrottle]); Message is what it said ([Limit.Why]). Check refuses,
-	// without opening the circuit, until the limit lifts
-	// ([Decision.RetryAfter], [Stats.ProviderLimitUntil]).
-	ReasonProviderLimit
-	// ReasonProviderStopped: the model provider refused for good (no
-	// credit, a quota or billing cap, usage disabled by an admin:
-	// [LimitStop]); Message is what it said. No waiting ends it, only
-	// Resume, Skip or Reset, once a person has acted.
-	ReasonProviderStopped
-	// ReasonSpendCap: the loop spent its cap over its life: Count tokens
-	// of Threshold ([SpendRules.MaxTokens]), or CostUSD of MaxCostUSD
-	// ([SpendRules.MaxCostUSD]). No waiting ends it, and neither Reset nor
-	// Resume gives the spend back.
-	ReasonSpendCap
-	// ReasonHourlySpendCap: the loop spent its cap in the last hour (a
-	// rolling window): Count tokens of Threshold
-	// ([SpendRules.MaxTokensPerHour]), or CostUSD of MaxCostUSD
-	// ([SpendRules.MaxCostUSDPerHour]). Check refuses until enough of the spend
-	// has left the hour.
-	ReasonHourlySpendCap
-	// ReasonSpendWarning is a warning ([Decision.Warnings]), not a stop:
-	// 80% or more of a spend cap is spent, Count tokens of
-	// Threshold, or CostUSD of MaxCostUSD; Message is the warning's text.
-	ReasonSpendWarning
-	// ReasonUnavailable: the state a shared breaker decides on is out of
-	// reach, and it was told to refuse rather than decide alone (a fleet
-	// worker's FailClosed, module redisstore); Message says what failed.
-	// Check refuses without opening the circuit, with [ErrUnavailable],
-	// until the state answers again.
-	ReasonUnavailable
-	// [ReasonGaveUp]: the circuit opened Count times in a row without
-	// closing between, reaching Threshold ([Config.MaxConsecutiveOpens]), and
-	// the breaker gave up probing: the circuit is held open until a person
-	// calls Resume, Skip or Reset ([ErrGaveUp]). Last is the kind of the
-	// reason the last opening had, Message its text; Fingerprint, Sample,
-	// Task and Action are its evidence, where it had them.
-	ReasonGaveUp
-	// ReasonUnpricedModel is a warning ([Decision.Warnings]), not a stop:
-	// Count models that have no price in [SpendRules.Prices] spent tokens while
-	// a dollar cap is set ([SpendRules.MaxCostUSD], [SpendRules.MaxCostUSDPerHour]),
-	// so their calls cost nothing toward it; Message names them, quoted.
-	// Add their prices to Config.Spend.Prices.
-	ReasonUnpricedModel
+	ReasonNone ReasonKind = iota // no reason: the zero Reason
+
+	ReasonConsecutiveFailures       // [FailureRules.MaxConsecutive] failures in a row
+	ReasonSameErrorInARow           // [FailureRules.MaxSameErrorInARow] in a row, one error
+	ReasonSameError                 // one error [FailureRules.MaxSameError] times in all
+	ReasonNoProgress                // [ProgressRules.MaxNoProgress] iterations, no progress
+	ReasonProgressScore             // score below zero over [ProgressRules.ScoreWindow]
+	ReasonOutputDecline             // output [ProgressRules.OutputDeclinePercent] below baseline
+	ReasonPermissionDenials         // [ProgressRules.MaxPermissionDenials] with denials
+	ReasonCircularApproach          // [ProgressRules.CircularApproachWindow] going in circles
+	ReasonTestFixLoop               // test fixes above [ProgressRules.TestFixPercent]
+	ReasonProbeFailed               // the half-open probe failed
+	ReasonCallBudget                // limit: [SpendRules.MaxCallsPerHour] calls made
+	ReasonDoneSignals               // completion: [ProgressRules.DoneSignals] done in a row
+	ReasonTestOnlyLoops             // completion: [ProgressRules.TestOnly] test-only in a row
+	ReasonPlanComplete              // completion: every task of [Iteration.Plan] done
+	ReasonForcedOpen                // held: [CircuitBreaker.ForceOpen]
+	ReasonAborted                   // held: [CircuitBreaker.Abort]
+	ReasonProbeLost                 // [CircuitBreaker.Restore] found the probe running
+	ReasonSameTask                  // [FailureRules.MaxSameTask] failures on one task (GSD's exit.sh)
+	ReasonRelapse                   // the opening signal within [Config.RelapseWindow]
+	ReasonCallBudgetWarning         // warning: 80% of the call budget used
+	ReasonLongTask                  // warning: [ProgressRules.MaxTaskIterations] on one task
+	ReasonTestsDeclining            // warning: [ProgressRules.TestsDeclining] falls in a row
+	ReasonErrorsRising              // warning: [ProgressRules.ErrorsRising] rises in a row
+	ReasonRepeatedActionObservation // [StepRules.MaxRepeatedAction] identical steps (OpenHands)
+	ReasonRepeatedActionError       // [StepRules.MaxRepeatedActionError] same action failing
+	ReasonMonologue                 // [StepRules.MaxMonologue] same message-only turns
+	ReasonAlternatingActions        // [StepRules.AlternatingWindow] steps alternating
+	ReasonCondensationLoop          // [StepRules.MaxCondensations] condensations in a row
+	ReasonProtectedFiles            // held: [Config.Guard] found files lost
+	ReasonProviderLimit             // limit: the provider refused for now
+	ReasonProviderStopped           // limit: the provider refused for good
+	ReasonSpendCap                  // limit: [SpendRules.MaxTokens] or MaxCostUSD spent
+	ReasonHourlySpendCap            // limit: [SpendRules.MaxTokensPerHour] or MaxCostUSDPerHour
+	ReasonSpendWarning              // warning: 80% of a spend cap spent
+	ReasonUnavailable               // limit: a shared breaker's state is out of reach
+	ReasonGaveUp                    // held: [Config.MaxConsecutiveOpens] openings in a row
+	ReasonUnpricedModel             // warning: a model without a price under a dollar cap
 )
 
 // verdict is what a signal says about the iteration just recorded.

@@ -68,11 +68,8 @@ func (t *taskState) skip() {
 	t.skipped = append(t.skipped, t.Task)
 }
 
-// SkippedTasks returns the tasks Skip skipped, oldest first (at most
-// 100), so that a runner picks another task rather than
-// retrying one a person chose to move on from; nil when none was. A task
-// stays on the list until Reset, even when the host comes back to it. The
-// slice is the caller's.
+// SkippedTasks returns the tasks Skip skipped, oldest first, at most 100,
+// until Reset; nil when none was. The slice is the caller's.
 func (b *CircuitBreaker) SkippedTasks() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()

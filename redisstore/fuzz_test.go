@@ -43,7 +43,7 @@ func FuzzReplyTexts(f *testing.F) {
 		if f, err := strconv.ParseFloat(text, 64); p.err == nil && (err != nil || f != c) {
 			t.Fatalf("cost %q read as %v, without an error", text, c)
 		}
-		if line := firstLine(text); len(line) > 203 || strings.Contains(line, "\n") ||
+		if line := errtext.FirstLine(text); len(line) > 203 || strings.Contains(line, "\n") ||
 			utf8.ValidString(text) && !utf8.ValidString(line) {
 			t.Fatalf("first line of %q: %q", text, line)
 		}

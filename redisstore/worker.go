@@ -14,6 +14,7 @@ import (
 
 	"github.com/loopbreaker/loopbreaker"
 	"github.com/loopbreaker/loopbreaker/internal/errtext"
+	"github.com/loopbreaker/loopbreaker/internal/timer"
 )
 
 // Worker is one worker of a fleet that shares one breaker on Redis. It
@@ -712,7 +713,7 @@ func (w *Worker) control(op string, reason loopbreaker.Reason, onLocal func(*loo
 func (w *Worker) Wait(ctx context.Context) (loopbreaker.Decision, error) {
 	sleep := w.cfg.Breaker.Sleep
 	if sleep == nil {
-		sleep = sleepTimer
+		sleep = timer.Sleep
 	}
 	for {
 		d := w.Check()
@@ -732,16 +733,5 @@ func (w *Worker) Wait(ctx context.Context) (loopbreaker.Decision, error) {
 			}
 			return d, err
 		}
-	}
-}
-
-func sleepTimer(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

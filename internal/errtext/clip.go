@@ -35,3 +35,19 @@ func Clip(s string, n int) string {
 	}
 	return s
 }
+
+// FirstLine returns the first line of s, white space around it trimmed,
+// cut to at most 200 bytes (never inside a character) and then marked
+// with "...".
+func FirstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	s = strings.TrimSpace(s)
+	if len(s) > 200 {
+		i := 200
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s = s[:i] + "..."
+	}
+	return s
+}
