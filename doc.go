@@ -30,6 +30,8 @@
 // and [CircuitBreaker.Abort] are GSD's exit.sh pause menu. With
 // [Config.Guard] set (package protect has one) the breaker holds the circuit
 // open when the agent deletes the loop's own files.
+// Tests set Config.Now and Config.Sleep to a loopbreakertest.Clock, and
+// run hours of cooldowns in no time.
 //
 // # Guides
 //
