@@ -43,6 +43,7 @@ func claimsDone(sample string) bool {
 			}
 			i += at
 			before := text[max(0, i-12):i]
+			before = before[strings.LastIndexByte(before, '\n')+1:] // "not" on the claim's line
 			if !strings.Contains(before, "not ") && !strings.Contains(before, "n't ") {
 				return true
 			}

@@ -1,6 +1,7 @@
 package looprun
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -53,4 +54,20 @@ if [ $n -eq 2 ]; then echo "EXIT_SIGNAL: true"; fi
 	assert.Equal(t, exitDone, code, out)
 	assert.Contains(t, out, "Complete: the agent reported done 2 times in a row (threshold: 2)")
 	assert.Equal(t, 2, r.runs(t), "the claim, then the signal: done at once")
+}
+
+// Any output is read for a claim without a panic, and a claim on the
+// output's last line is found whatever came before it (but a result event
+// of Claude Code's, which stands for the answer).
+func FuzzClaimsDone(f *testing.F) {
+	f.Add("All tasks complete!\n")
+	f.Add(`{"type":"result","result":"not all done"}`)
+	f.Add("\n{\"type\":\"result\"")
+	f.Add("it is not ")
+	f.Fuzz(func(t *testing.T, output string) {
+		_ = claimsDone(output)
+		if !strings.Contains(output, `{"type":"result"`) && !claimsDone(output+"\nAll tasks complete.\n") {
+			t.Fatalf("the claim at the end of %q is not found", output)
+		}
+	})
 }
