@@ -53,8 +53,9 @@ type claudeResult struct {
 	// one): the agent's final message holds it, as lines of a string.
 	block    statusBlock
 	hasBlock bool
-	// marker says the done marker is in the result text.
-	marker bool
+	// marker says the done marker is in the result text; example, that
+	// the text quoted a status block as an example of the format.
+	marker, example bool
 }
 
 // doneMarkerSeen reports whether the output holds the done marker where it
@@ -164,7 +165,9 @@ func (c *claudeOutput) read(line []byte) {
 	if r.isError {
 		r.text = firstLine(text)
 	}
-	r.block, r.hasBlock = parseStatusBlock(text)
+	status := readStatus(text)
+	r.block, r.hasBlock = status.block()
+	r.example = status.example
 	r.marker = len(c.marker) > 0 && strings.Contains(text, string(c.marker))
 	var cost float64
 	if json.Unmarshal(ev.TotalCostUSD, &cost) == nil {
