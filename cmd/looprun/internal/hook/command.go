@@ -60,8 +60,8 @@ func runHook(sys System, agent Agent, args []string, stdin io.Reader, stdout, st
 	if sys.Getenv(OffEnv) == "off" {
 		return 0
 	}
-	fs := newFlagSet("looprun hook", stderr)
-	fs.Usage = func() { hookUsage(fs) }
+	fs := newFlagSet("looprun hook", io.Discard) // its errors are said once, below
+	fs.Usage = func() {}
 	f := defineFlags(fs)
 	failOpen := func(err error) int {
 		fmt.Fprintf(stderr, "looprun hook: %v (the call goes on: the hook fails open)\n", err)
@@ -69,6 +69,7 @@ func runHook(sys System, agent Agent, args []string, stdin io.Reader, stdout, st
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			hookUsage(fs, stdout)
 			return 0
 		}
 		return failOpen(err)
@@ -153,9 +154,8 @@ func projectDir(sys System, ev *Event) string {
 	return d
 }
 
-// hookUsage prints `looprun hook -help`.
-func hookUsage(fs *flag.FlagSet) {
-	w := fs.Output()
+// hookUsage prints `looprun hook -help` to w.
+func hookUsage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprint(w, `usage: looprun hook [flags] [EVENT]
 
 Answers one of Claude Code's hook events, read as JSON on stdin: the
@@ -176,5 +176,6 @@ Set LOOPRUN_HOOKS=off to turn the hooks off for a session.
 
 flags:
 `)
+	fs.SetOutput(w)
 	fs.PrintDefaults()
 }

@@ -31,8 +31,8 @@ func installedEvents(ralph bool) []string {
 
 // runHooks is `looprun hooks install|uninstall [flags]`.
 func runHooks(sys System, agent Agent, args []string, stdout, stderr io.Writer) int {
-	usage := func() int {
-		fmt.Fprint(stderr, `usage: looprun hooks install [-user | -local] [-dir DIR] [hook flags]
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, `usage: looprun hooks install [-user | -local] [-dir DIR] [hook flags]
        looprun hooks uninstall [-user | -local] [-dir DIR]
 
 install adds looprun's hooks to Claude Code's settings: the project's
@@ -42,18 +42,18 @@ The hook flags (looprun hook -help) go into each command. Run again, it
 changes only what differs. uninstall removes looprun's entries and nothing
 else.
 `)
-		return 2
 	}
 	if len(args) == 0 || (args[0] != "install" && args[0] != "uninstall") {
 		if len(args) > 0 && (args[0] == "-help" || args[0] == "--help" || args[0] == "-h") {
-			usage()
+			usage(stdout)
 			return 0
 		}
-		return usage()
+		usage(stderr)
+		return 2
 	}
 	install := args[0] == "install"
-	fs := newFlagSet("looprun hooks "+args[0], stderr)
-	fs.Usage = func() { usage() }
+	fs := newFlagSet("looprun hooks "+args[0], io.Discard) // its errors are said once, below
+	fs.Usage = func() {}
 	user := fs.Bool("user", false, "change the person's settings, for every project")
 	local := fs.Bool("local", false, "change the project's settings.local.json")
 	dir := fs.String("dir", ".", "the project's directory")
@@ -63,8 +63,13 @@ else.
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			usage(stdout)
+			fmt.Fprintln(stdout, "\nflags:")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return 0
 		}
+		fmt.Fprintf(stderr, "looprun hooks %s: %v (looprun hooks %s -h lists the flags)\n", args[0], err, args[0])
 		return 2
 	}
 	if fs.NArg() > 0 {

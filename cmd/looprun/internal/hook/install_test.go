@@ -254,3 +254,20 @@ func FuzzParseObject(f *testing.F) {
 		require.Equal(t, want, got, "the same object, written back")
 	})
 }
+
+// -h goes to stdout, and a mistake is one line on stderr.
+func TestHelpOnStdoutAndMistakesInOneLine(t *testing.T) {
+	for _, args := range [][]string{{"hook", "-h"}, {"hooks", "install", "-h"}, {"hooks", "-h"}} {
+		var out, errOut bytes.Buffer
+		code, ok := Run(System{Getenv: func(string) string { return "" }}, args, strings.NewReader(""), &out, &errOut)
+		require.True(t, ok)
+		assert.Equal(t, 0, code, args)
+		assert.Contains(t, out.String(), "usage: looprun hook", args)
+		assert.Empty(t, errOut.String(), args)
+	}
+	var out, errOut bytes.Buffer
+	code, _ := Run(System{Getenv: func(string) string { return "" }}, []string{"hooks", "install", "-nope"}, nil, &out, &errOut)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, out.String())
+	assert.Equal(t, "looprun hooks install: flag provided but not defined: -nope (looprun hooks install -h lists the flags)\n", errOut.String())
+}

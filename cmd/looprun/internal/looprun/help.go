@@ -70,7 +70,7 @@ Examples:
   looprun -check 'go test ./...' -commit -- claude -p --output-format json --resume {session}
   looprun -wait -max-opens 3 -quiet -json -- ./agent.sh > result.json
   looprun --calls 50 --circuit-breaker-failures 2 --validate 'npm test' -- ./agent.sh
-  looprun hooks install -max-cost 20   # the breaker inside Claude Code's session: looprun hook -help
+  looprun hooks install -max-cost 20   # the breaker inside Claude Code (looprun hook -h)
 `
 
 // helpWidth is the width -help wraps its lines to; helpColumn is where a
