@@ -48,11 +48,6 @@ type Event struct {
 	StopHookActive bool
 }
 
-// isToolEvent reports whether the event is about one tool call.
-func (e *Event) isToolEvent() bool {
-	return e.Name == PreToolUse || e.Name == PostToolUse || e.Name == PostToolUseFailure
-}
-
 // Answer is looprun's answer to an event, whatever agent asked: an
 // [Agent] encodes it in its own wire format. The zero Answer lets
 // everything go on and says nothing.
