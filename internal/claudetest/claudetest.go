@@ -26,12 +26,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/loopbreaker/loopbreaker/internal/fakemodel"
+	"github.com/loopbreaker/loopbreaker/internal/netns"
 )
 
 const (
@@ -126,7 +125,7 @@ type Env struct {
 func Start(t testing.TB, answer fakemodel.Answerer) *Env {
 	t.Helper()
 	e := &Env{Bin: Require(t)}
-	e.Offline = isolate(t)
+	e.Offline = netns.Isolate(t)
 	e.Model = fakemodel.NewAnthropic(answer)
 	t.Cleanup(e.Model.Close)
 	e.Home = t.TempDir()
@@ -152,34 +151,4 @@ func Start(t testing.TB, answer fakemodel.Answerer) *Env {
 		t.Setenv(k, v)
 	}
 	return e
-}
-
-// isolate moves the calling goroutine's thread into a new network
-// namespace and brings its loopback interface up; it reports whether it
-// did. The thread stays locked to the goroutine and ends with it, so no
-// other goroutine ever runs in the namespace; processes started from the
-// goroutine start in it. It does nothing off Linux, or where the
-// namespace cannot be made (no privilege), or without ip(8).
-func isolate(t testing.TB) bool {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		return false
-	}
-	ip, err := exec.LookPath("ip")
-	if err != nil {
-		t.Log("claudetest: no ip(8) to bring a namespace's loopback up: running in the machine's network")
-		return false
-	}
-	runtime.LockOSThread()
-	if err := syscall.Unshare(syscall.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread() // the thread is as it was
-		t.Logf("claudetest: no network namespace (%v): running in the machine's network", err)
-		return false
-	}
-	// From here the thread is the namespace's: it stays locked, and the
-	// runtime ends it when the test's goroutine ends.
-	if out, err := exec.Command(ip, "link", "set", "lo", "up").CombinedOutput(); err != nil {
-		t.Fatalf("claudetest: bringing the namespace's loopback up: %v: %s", err, out)
-	}
-	return true
 }
