@@ -33,8 +33,11 @@ type claudeOutput struct {
 	long        bool   // ...which is longer than that: it is passed over
 	result      claudeResult
 	// session is the session the output named: the result's, else the
-	// init event's.
+	// init event's (or Codex's thread).
 	session string
+	// codex reads Codex's events, when the output is codex exec --json:
+	// finish takes its result as the run's.
+	codex codexOutput
 }
 
 // claudeResult is what the result event said.
@@ -55,6 +58,12 @@ type claudeResult struct {
 	hasBlock bool
 	// marker says the done marker is in the result text.
 	marker bool
+	// errText is the run's error as the events tell it, which wins over
+	// the error found in the output (Codex: the message of the turn that
+	// failed, or the error of the last command, which failed); limitText
+	// is where a provider limit would be (Codex: the failed turn's
+	// message). "" when the events tell none.
+	errText, limitText string
 }
 
 // doneMarkerSeen reports whether the output holds the done marker where it
@@ -105,6 +114,9 @@ func (c *claudeOutput) finish(whole []byte) {
 		c.read(c.line)
 	}
 	c.line, c.long = nil, false
+	if !c.result.seen && c.codex.seen {
+		c.result, c.session = c.codex.result(c.marker), c.codex.thread
+	}
 	if !c.result.seen {
 		if t := bytes.TrimSpace(whole); bytes.HasPrefix(t, []byte("{")) && bytes.HasSuffix(t, []byte("}")) {
 			c.read(t)
@@ -131,6 +143,9 @@ func (c *claudeOutput) read(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) > 0 && line[0] != '{' && len(c.marker) > 0 && bytes.Contains(line, c.marker) {
 		c.plainMarker = true
+	}
+	if c.codex.read(line) {
+		return
 	}
 	if len(line) == 0 || line[0] != '{' ||
 		!bytes.Contains(line, []byte(`"result"`)) && !bytes.Contains(line, []byte(`"system"`)) {
