@@ -23,14 +23,7 @@ func codexCapture(t *testing.T, name string, n int) *capture {
 	t.Helper()
 	c := newCapture("EXIT_SIGNAL: true", nil)
 	c.claude.codex.model = "gpt-5.5"
-	text := readFixture(t, name)
-	for len(text) > 0 {
-		k := min(n, len(text))
-		c.Write([]byte(text[:k]))
-		text = text[k:]
-	}
-	c.finish()
-	return c
+	return streamInto(c, readFixture(t, name), n)
 }
 
 // Codex exits 0 whatever its commands did: a session whose last command,
