@@ -157,7 +157,7 @@ func BenchmarkCheckWithAWarning(b *testing.B) {
 }
 
 // Failures whose text changes every time (a line number): the latest
-// sample of the fingerprint is copied, at most ErrorSampleRunes runes.
+// sample of the fingerprint is copied, at most 200 runes.
 func BenchmarkRecordFailureChangingText(b *testing.B) {
 	cb, err := New(Config{Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1}})
 	if err != nil {

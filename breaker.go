@@ -9,32 +9,11 @@ import (
 	"github.com/loopbreaker/loopbreaker/internal/limits"
 )
 
-// Breaker is what a loop needs of a breaker: Check before each iteration,
-// Record after it. [*CircuitBreaker] satisfies it, and so does a worker of a
-// fleet that shares one breaker across processes (the module
-// github.com/loopbreaker/loopbreaker/redisstore), so a host or an adapter
-// written against Breaker takes either. Implementations are safe for
-// concurrent use.
-type Breaker interface {
-	// Check asks whether the next iteration may run ([CircuitBreaker.Check]).
-	Check() Decision
-	// Record tells the outcome of an iteration ([CircuitBreaker.Record]).
-	Record(it Iteration)
-}
-
 // CircuitBreaker watches an agent loop and stops it when it is stuck. The
-// host calls Check before each iteration and Record after it. All methods
-// are safe for concurrent use. A CircuitBreaker must be made with New.
-//
-// The host code a breaker calls ([Config.Now], [Config.Classify],
-// [Config.CooldownPolicy], [Config.OnStateChange]) may panic. The panic goes on
-// to the caller, and the breaker's lock is never left held: every method
-// goes on working. What the breaker holds afterwards: a panic in Now or
-// Classify leaves the call it came from undone (an iteration unrecorded, a
-// control not applied); a panic in CooldownPolicy leaves the iteration
-// counted and the circuit in the state it was in, so the next iteration
-// that trips it opens it, asking the policy again; a panic in
-// OnStateChange drops the transitions not yet delivered.
+// host calls Check before each iteration and Record after it. It must be
+// made with New, and is safe for concurrent use. The host code it calls
+// (the Config funcs and Guard) may panic: the panic reaches the caller and
+// no lock is left held.
 type CircuitBreaker struct {
 	mu          sync.Mutex
 	cfg         Config           // with defaults applied
@@ -92,7 +71,7 @@ type loop struct {
 	relapse  relapseState
 	warnings []Reason // in force after the last recorded iteration (refreshWarnings)
 
-	history ring[Transition] // the last HistoryLen transitions
+	history ring[Transition] // the last historyLen transitions
 
 	limit providerLimit // the provider limit in force
 
@@ -123,72 +102,34 @@ type counts struct {
 	LimitedIterations        int `json:"limited_iterations"`                    // refused by the provider
 }
 
-// Iteration is what the host tells the breaker about one iteration.
+// Iteration is what the host tells the breaker about one iteration. Every
+// field but Err is optional: a signal whose input is zero stays idle.
 type Iteration struct {
-	// Err is the iteration's error; nil means it succeeded. Its Error()
-	// text is fingerprinted with Fingerprint.
+	// Err is the iteration's error; nil means it succeeded.
 	Err error
-	// Progress is what the iteration achieved; nil when the host does not
-	// measure progress, and the progress signals then stay idle. Failure
-	// and progress are independent: a failed iteration that made progress
-	// counts as a failure and as progress.
+	// Progress is what the iteration achieved; nil: not measured.
 	Progress *Progress
-	// Approach labels the way the iteration went about its task (any
-	// text; it is fingerprinted like an error). Empty means unlabelled.
-	// The circular-approach signal reads it.
+	// Approach labels how it went about its task (circular-approach signal).
 	Approach string
-	// Work says what kind of work the iteration did; the test-fix-loop
-	// and test-only completion signals read it.
+	// Work labels the kind of work done (test-fix-loop and test-only).
 	Work WorkKind
-	// Done says the agent reported that the work is done (a done signal,
-	// ralph-claude-code's EXIT_SIGNAL). [ProgressRules.DoneSignals] of them in a row
-	// complete the loop.
+	// Done says the agent reported the work done (ralph-claude-code's EXIT_SIGNAL).
 	Done bool
-	// Plan is the host's task list after the iteration; nil when the host
-	// keeps none. A plan with every task done completes the loop.
+	// Plan is the host's task list after the iteration; nil: none.
 	Plan *Plan
-	// Calls counts the API calls the iteration made, for the call budget;
-	// zero or less counts as one, or, when the calls are counted as they
-	// are made ([CircuitBreaker.CountCall], which the HTTP transport calls),
-	// as none.
+	// Calls counts the API calls made; zero or less counts as one, or as
+	// none once [CircuitBreaker.CountCall] is used.
 	Calls int
 
-	// Action is what the step did, for a host whose loop runs one model
-	// turn and its tool calls per iteration: the tool called and its
-	// arguments, or a message-only turn. Nil when the host does not say;
-	// the step signals (repeated action, repeated action error,
-	// monologue, alternating actions) then leave the iteration out. A
-	// turn that calls several tools is several steps: record one
-	// iteration per tool call, in order.
+	// Action is one agent step's tool call or message; record one per call.
 	Action *Action
-	// Observation is the step's result: what the tool returned (for a
-	// message-only turn, the reply it got, if any). It is normalized like
-	// an error, so times, ids and paths that vary do not make two
-	// identical results look different, but compared whole, not by the
-	// first 500 runes a fingerprint reads: an output polled while it grows
-	// is a new result each time. Of an observation above 1 MiB the first
-	// and the last 512 KiB and its length count. When it is empty and the
-	// step failed, Err's text stands in for it.
+	// Observation is the step's result; empty on a failed step: Err's text.
 	Observation string
-	// Condensed says the agent's context was condensed, or overflowed,
-	// instead of a step being taken (OpenHands' condensation events). It
-	// is neither a success nor a failure: it changes no counter but the
-	// condensation ones, whatever Err says, and gives a half-open probe
-	// slot back. [StepRules.MaxCondensations] condensations with nothing
-	// between open the circuit. Calls still count.
+	// Condensed says the context was condensed instead of a step.
 	Condensed bool
-	// Task names the task the iteration worked on (any text: a plan
-	// item, a ticket, "05-01"); the breaker trims white space around it
-	// and keeps at most 200 runes. Empty means no task: the iteration is
-	// left out of the task signals. Failures in a row on one task stop
-	// the loop ([FailureRules.MaxSameTask]), a task that takes many
-	// iterations is a warning ([ProgressRules.MaxTaskIterations]), and Skip
-	// records the task as skipped ([CircuitBreaker.SkippedTasks]).
+	// Task names the task worked on (trimmed, at most 200 runes).
 	Task string
-	// Usage is what the iteration spent (tokens, cost), for the spend
-	// caps; zero when the host did not say, or reported it as it
-	// happened with [CircuitBreaker.AddUsage]. It counts whatever the
-	// outcome, a provider limit's included.
+	// Usage is what the iteration spent; zero if reported with AddUsage.
 	Usage Usage
 }
 
@@ -204,61 +145,30 @@ func (it *Iteration) plain() bool {
 type Decision struct {
 	// Allow says whether the iteration may run.
 	Allow bool
-	// State is the circuit's state when the decision was made. A refusal
-	// in HalfOpen means the single probe is already in flight.
+	// State is the circuit's state; refused in HalfOpen: the probe is out.
 	State State
-	// Probe is true when this iteration is the half-open probe: its
-	// outcome closes the circuit or opens it again.
+	// Probe is true for the half-open probe.
 	Probe bool
-	// Reason is why the iteration was refused (the circuit is open, a
-	// provider limit is in force, a spend cap or the call budget is spent,
-	// or the loop is complete), or, in HalfOpen, why the circuit opened;
-	// zero otherwise. For an open circuit it prints as the text TripReason
-	// returns.
+	// Reason is why it was refused, or in HalfOpen why the circuit opened.
 	Reason Reason
-	// Complete is true when the loop is complete (Reason says which
-	// completion signal): Check refuses every iteration from then on, and
-	// it is not a failure.
+	// Complete is true when the loop is complete; every Check then refuses.
 	Complete bool
-	// Budget is the call budget as of the decision; zero without one.
+	// Budget is the call budget; zero without one.
 	Budget Budget
-	// Warnings are the warnings in force, each a [Reason] with its kind,
-	// figures and text: the call budget 80% used
-	// ([ReasonCallBudgetWarning]), 80% of a spend cap spent
-	// ([ReasonSpendWarning]), a task past [ProgressRules.MaxTaskIterations]
-	// ([ReasonLongTask]), passing tests declining ([ReasonTestsDeclining]),
-	// errors rising ([ReasonErrorsRising]). They stop nothing. Nil when
-	// there are none, and for a complete loop. The slice is the caller's.
+	// Warnings are the warnings in force; nil when none is. The caller's.
 	Warnings []Reason
-	// Warning is the texts of Warnings joined with "; ", e.g. "Call
-	// budget 80% used: 80 of 100 calls in the last hour, 20 left" (see
-	// [Budget.Warning]); "" when there are none. For a host that prints
-	// one line.
-	Warning string
-	// RetryAfter is, when the circuit is open, the time left until a
-	// probe may run; at a provider limit, the time until it lifts; when
-	// the call budget or an hourly spend cap is spent, the time until
-	// enough leaves the rolling hour; zero otherwise, and for a refusal
-	// no waiting ends.
+	// RetryAfter is how long until asking again may help; zero when
+	// allowed and for a refusal no waiting ends.
 	RetryAfter time.Duration
 }
 
-// Err returns nil when the decision allows the iteration. A refusal
-// because the circuit is open (or its probe is in flight) is an
-// *OpenError, which matches [ErrOpen]. A refusal that is no failure is a
-// *StopError: at a provider limit it matches [ErrProviderLimit] or
-// [ErrProviderStopped], at a spend cap [ErrSpendCap], with the call budget
-// spent [ErrCallBudget], with the shared breaker of a fleet out of reach
-// [ErrFleetUnavailable], and for a complete loop [ErrComplete]. Both carry
-// the reason (errors.As).
+// Err returns nil when d allows the iteration, else a [*RefusedError]
+// that matches the sentinel of its reason, such as [ErrOpen].
 func (d Decision) Err() error {
-	switch {
-	case d.Allow:
+	if d.Allow {
 		return nil
-	case d.Complete || stopKind(d.Reason.Kind):
-		return &StopError{Reason: d.Reason, RetryAfter: d.RetryAfter}
 	}
-	return &OpenError{State: d.State, Reason: d.Reason, RetryAfter: d.RetryAfter}
+	return &RefusedError{State: d.State, Reason: d.Reason, RetryAfter: d.RetryAfter}
 }
 
 // New returns a closed breaker for cfg. Zero fields of cfg take their
@@ -281,22 +191,18 @@ func (b *CircuitBreaker) reset() {
 		errors:     newErrorCounts(b.cfg.Failures.MaxFingerprints),
 		stagnation: newStagnationState(&b.cfg),
 		steps:      newStepState(&b.cfg),
-		history:    newRing[Transition](HistoryLen),
+		history:    newRing[Transition](historyLen),
 		samples:    newErrorSamples(&b.cfg),
 	}
 }
 
 // Check asks whether the next iteration may run. A closed circuit allows
-// it. An open circuit refuses it until the cooldown has passed; then it is
-// half-open and allows exactly one probe, refusing every other Check until
-// the probe's outcome is recorded. A provider limit, a spent spend cap and
-// a spent call budget refuse it without opening the circuit (and without
-// taking the probe), and a complete loop refuses every iteration.
-//
-// When several refuse, the first of these says why: the loop is complete;
-// the provider stopped it; the spend cap of its life is spent; the circuit
-// is open; a provider limit is in force; an hourly spend cap is spent; the
-// call budget is spent.
+// it; an open one refuses until the cooldown has passed, then allows
+// exactly one probe until its outcome is recorded. Provider limits, spend
+// caps and the call budget refuse without opening the circuit, and a
+// complete loop refuses every iteration. When several refuse, the first of
+// these says why: complete, provider stopped, lifetime spend cap, open
+// circuit, provider limit, hourly spend cap, call budget.
 func (b *CircuitBreaker) Check() Decision {
 	b.mu.Lock()
 	if b.state == Closed && b.completion.Complete.Kind == ReasonNone && b.cfg.Spend.MaxCallsPerHour <= 0 && len(b.warnings) == 0 &&
@@ -335,7 +241,6 @@ func (b *CircuitBreaker) check() Decision {
 	if b.state == Open {
 		d.Reason, d.RetryAfter = b.reason, b.retryAfter(now)
 		d.Warnings = b.warningsNow(Budget{}, spend)
-		d.Warning = joinReasons(d.Warnings)
 		return d
 	}
 	if limited {
@@ -352,11 +257,9 @@ func (b *CircuitBreaker) check() Decision {
 		d.Reason = Reason{Kind: ReasonCallBudget, Count: d.Budget.Used, Threshold: d.Budget.Limit}
 		d.RetryAfter = b.calls.retryAfter(d.Budget.Limit, now)
 		d.Warnings = b.warningsNow(Budget{}, spend)
-		d.Warning = joinReasons(d.Warnings)
 		return d
 	}
 	d.Warnings = b.warningsNow(d.Budget, spend)
-	d.Warning = joinReasons(d.Warnings)
 	d.Allow = true
 	if b.state == HalfOpen {
 		d.Reason = b.reason
@@ -366,20 +269,13 @@ func (b *CircuitBreaker) check() Decision {
 	return d
 }
 
-// Record tells the breaker the outcome of an iteration. [Config.Classify]
-// decides how a non-nil Err counts (by default a failure, neutral for
-// context.Canceled, and a provider limit for one: see [DefaultClassify]); a
-// nil Err is a success. A failure or a stalled iteration may open the
-// circuit; the outcome of a half-open probe closes it or opens it again. A
-// neutral iteration changes no counter and gives the half-open probe slot
-// back. An iteration the provider refused changes no counter of the
-// signals either (it counts in [Stats.LimitedIterations]), gives the
-// probe slot back, and puts the limit in force: Check refuses until it
-// lifts. Calls and usage count whatever the outcome. An iteration recorded while the circuit is
-// open only updates the counters. Iterations are not told apart: in
-// HalfOpen the first outcome recorded decides, whichever Check let its
-// iteration run. A condensation ([Iteration.Condensed]) is neither a
-// success nor a failure, and only the condensation signal judges it.
+// Record tells the breaker the outcome of an iteration: a nil Err is a
+// success, and [Config.Classify] decides how another counts. A failure or a
+// stall may open the circuit, and a half-open probe's outcome closes or
+// reopens it; the first outcome recorded in HalfOpen decides. A neutral
+// iteration, a provider limit (put in force) and a condensation change no
+// failure or progress count and give the probe slot back. While the circuit
+// is open, Record only counts. Calls and usage always count.
 func (b *CircuitBreaker) Record(it Iteration) { b.recordIteration(it) }
 
 // recordIteration is Record; it reports whether the circuit is open after
@@ -460,12 +356,9 @@ func (b *CircuitBreaker) RecordSuccess() {
 	b.holdLost(lost, now)
 }
 
-// RecordFailure records a failed iteration with its error text, as Record
-// records an iteration whose Err has that text, and reports whether the
-// circuit is open after it. [Config.Classify] decides how it counts, as
-// for Record: with the default classifier the text of a provider limit
-// ("You've hit your limit · resets 5pm (Europe/Vilnius)", an HTTP 429)
-// puts the limit in force and counts as no failure.
+// RecordFailure records an iteration whose Err has the text msg, as Record
+// does (so a provider limit's text is a limit, not a failure), and reports
+// whether the circuit is open after it.
 func (b *CircuitBreaker) RecordFailure(msg string) bool {
 	return b.recordIteration(Iteration{Err: errorText(msg)})
 }
@@ -547,14 +440,11 @@ func (b *CircuitBreaker) TripReason() string {
 	return b.reason.String()
 }
 
-// Reset returns the breaker to its initial condition: closed, not
-// complete, no provider limit in force, every counter, the error history
-// and the transition history cleared. The config, the call budget and the
-// spend are kept: the calls were made, the money spent. [Config.Guard], if
-// any, takes stock of the protected files as they are.
-// If the circuit was not closed, [Config.OnStateChange] receives the
-// transition to CLOSED (cause CauseReset), which the new history does not
-// hold.
+// Reset returns the breaker to a closed, fresh state: every counter, the
+// error history, the transition history, a completion and a provider limit
+// are cleared. The config, the call budget and the spend are kept.
+// [Config.Guard] takes stock of the files as they are; a circuit that was not
+// closed reports its close to [Config.OnStateChange] (CauseReset).
 func (b *CircuitBreaker) Reset() {
 	b.refreshGuard()
 	b.mu.Lock()
@@ -654,8 +544,8 @@ func (b *CircuitBreaker) refreshWarnings() {
 }
 
 // warningsNow returns the warnings in force with budget and spend: the
-// budget's warning from CallBudgetWarningPercent on, the spend's from
-// SpendWarningPercent on, models without a price under a dollar cap, then
+// budget's warning from callBudgetWarningPercent on, the spend's from
+// spendWarningPercent on, models without a price under a dollar cap, then
 // the warnings of the last iteration; nil when there are none. The slice
 // is new. Called with b.mu held.
 func (b *CircuitBreaker) warningsNow(budget Budget, spend Spend) []Reason {
@@ -675,14 +565,4 @@ func (b *CircuitBreaker) warningsNow(budget Budget, spend Spend) []Reason {
 		ws = append(ws, unpriced)
 	}
 	return append(ws, b.warnings...)
-}
-
-// stopKind reports whether a refusal of kind k is a stop that is no
-// failure (a *StopError), apart from completion.
-func stopKind(k ReasonKind) bool {
-	switch k {
-	case ReasonCallBudget, ReasonProviderLimit, ReasonProviderStopped, ReasonSpendCap, ReasonHourlySpendCap, ReasonFleetUnavailable:
-		return true
-	}
-	return false
 }

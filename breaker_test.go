@@ -3,6 +3,7 @@ package loopbreaker
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -178,7 +179,7 @@ func TestRefusedDecisionErrorMatchesErrOpen(t *testing.T) {
 	assert.ErrorIs(t, err, ErrOpen)
 	assert.ErrorIs(t, fmt.Errorf("runner: %w", err), ErrOpen)
 
-	var open *OpenError
+	var open *RefusedError
 	require.ErrorAs(t, err, &open)
 	assert.Equal(t, Open, open.State)
 	assert.Equal(t, ReasonConsecutiveFailures, open.Reason.Kind)
@@ -251,38 +252,105 @@ func TestConcurrentUseCountsEveryIteration(t *testing.T) {
 	assert.Equal(t, 1, probes)
 }
 
-// A *CircuitBreaker is a Breaker, so hosts and adapters written against the
-// interface take it.
-var _ Breaker = (*CircuitBreaker)(nil)
-
-func TestBreakerInterfaceDrivesACircuitBreaker(t *testing.T) {
-	cb, _ := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: 2}})
-	var b Breaker = cb
-	for range 2 {
-		require.True(t, b.Check().Allow)
-		b.Record(Iteration{Err: errors.New("boom")})
-	}
-	d := b.Check()
-	require.False(t, d.Allow)
-	require.Equal(t, ReasonConsecutiveFailures, d.Reason.Kind)
-}
-
 func TestAnUnreachableFleetRefusesWithItsOwnError(t *testing.T) {
 	// What a fleet worker that fails closed answers while its shared
 	// breaker is out of reach: not an open circuit, not a spent budget.
 	d := Decision{
 		State:      Closed,
-		Reason:     Reason{Kind: ReasonFleetUnavailable, Message: "dial unix /tmp/redis.sock: connect: no such file or directory"},
+		Reason:     Reason{Kind: ReasonUnavailable, Message: "dial unix /tmp/redis.sock: connect: no such file or directory"},
 		RetryAfter: time.Second,
 	}
 	err := d.Err()
-	require.ErrorIs(t, err, ErrFleetUnavailable)
+	require.ErrorIs(t, err, ErrUnavailable)
 	assert.NotErrorIs(t, err, ErrOpen)
 	assert.NotErrorIs(t, err, ErrCallBudget)
 	assert.NotErrorIs(t, err, ErrComplete)
-	var stop *StopError
-	require.ErrorAs(t, err, &stop)
-	assert.Equal(t, "loopbreaker: Fleet breaker unavailable: dial unix /tmp/redis.sock: connect: no such file or directory; trying again in 1s", err.Error())
-	assert.Equal(t, "fleet_unavailable", ReasonFleetUnavailable.String())
-	assert.False(t, opensCircuit(ReasonFleetUnavailable), "no circuit is open for it, so no snapshot may hold it as the reason")
+	var refused *RefusedError
+	require.ErrorAs(t, err, &refused)
+	assert.Equal(t, "loopbreaker: Shared breaker unavailable: dial unix /tmp/redis.sock: connect: no such file or directory; trying again in 1s", err.Error())
+	assert.Equal(t, "unavailable", ReasonUnavailable.String())
+	assert.False(t, opensCircuit(ReasonUnavailable), "no circuit is open for it, so no snapshot may hold it as the reason")
+}
+
+func TestEveryRefusalMatchesOnlyItsOwnSentinels(t *testing.T) {
+	sentinels := []error{ErrOpen, ErrGaveUp, ErrCallBudget, ErrUnavailable, ErrComplete, ErrProviderLimit, ErrProviderStopped, ErrSpendCap}
+	cases := []struct {
+		kind    ReasonKind
+		matches []error
+	}{
+		{ReasonConsecutiveFailures, []error{ErrOpen}},
+		{ReasonSameError, []error{ErrOpen}},
+		{ReasonNoProgress, []error{ErrOpen}},
+		{ReasonGaveUp, []error{ErrOpen, ErrGaveUp}},
+		{ReasonCallBudget, []error{ErrCallBudget}},
+		{ReasonUnavailable, []error{ErrUnavailable}},
+		{ReasonProviderLimit, []error{ErrProviderLimit}},
+		{ReasonProviderStopped, []error{ErrProviderStopped}},
+		{ReasonSpendCap, []error{ErrSpendCap}},
+		{ReasonHourlySpendCap, []error{ErrSpendCap}},
+		{ReasonDoneSignals, []error{ErrComplete}},
+		{ReasonTestOnlyLoops, []error{ErrComplete}},
+	}
+	for _, c := range cases {
+		t.Run(c.kind.String(), func(t *testing.T) {
+			err := error(&RefusedError{State: Open, Reason: Reason{Kind: c.kind}})
+			for _, s := range sentinels {
+				assert.Equal(t, slices.Contains(c.matches, s), errors.Is(err, s), "errors.Is(%s, %v)", c.kind, s)
+			}
+		})
+	}
+}
+
+func TestEveryReasonKindSaysWhatItDoesToTheLoop(t *testing.T) {
+	want := map[ReasonKind]ReasonClass{
+		ReasonNone:                      ClassNone,
+		ReasonConsecutiveFailures:       ClassStop,
+		ReasonSameErrorInARow:           ClassStop,
+		ReasonSameError:                 ClassStop,
+		ReasonNoProgress:                ClassStop,
+		ReasonProgressScore:             ClassStop,
+		ReasonOutputDecline:             ClassStop,
+		ReasonPermissionDenials:         ClassStop,
+		ReasonCircularApproach:          ClassStop,
+		ReasonTestFixLoop:               ClassStop,
+		ReasonProbeFailed:               ClassStop,
+		ReasonCallBudget:                ClassLimit,
+		ReasonDoneSignals:               ClassComplete,
+		ReasonTestOnlyLoops:             ClassComplete,
+		ReasonPlanComplete:              ClassComplete,
+		ReasonForcedOpen:                ClassStop,
+		ReasonAborted:                   ClassStop,
+		ReasonProbeLost:                 ClassStop,
+		ReasonSameTask:                  ClassStop,
+		ReasonRelapse:                   ClassStop,
+		ReasonCallBudgetWarning:         ClassWarning,
+		ReasonLongTask:                  ClassWarning,
+		ReasonTestsDeclining:            ClassWarning,
+		ReasonErrorsRising:              ClassWarning,
+		ReasonRepeatedActionObservation: ClassStop,
+		ReasonRepeatedActionError:       ClassStop,
+		ReasonMonologue:                 ClassStop,
+		ReasonAlternatingActions:        ClassStop,
+		ReasonCondensationLoop:          ClassStop,
+		ReasonProtectedFiles:            ClassStop,
+		ReasonProviderLimit:             ClassLimit,
+		ReasonProviderStopped:           ClassLimit,
+		ReasonSpendCap:                  ClassLimit,
+		ReasonHourlySpendCap:            ClassLimit,
+		ReasonSpendWarning:              ClassWarning,
+		ReasonUnavailable:               ClassLimit,
+		ReasonGaveUp:                    ClassStop,
+		ReasonUnpricedModel:             ClassWarning,
+		ReasonUnpricedModel + 1:         ClassNone, // a kind this build does not know
+	}
+	require.Len(t, want, len(rules)+1, "every kind has its row here")
+	for kind, class := range want {
+		assert.Equal(t, class, kind.Class(), "%s", kind)
+		if class == ClassStop || class == ClassLimit || class == ClassComplete {
+			err := &RefusedError{State: Open, Reason: Reason{Kind: kind}}
+			assert.Equal(t, class == ClassStop, errors.Is(err, ErrOpen), "%s refuses as a %s", kind, class)
+			assert.Equal(t, class == ClassComplete, errors.Is(err, ErrComplete), "%s refuses as a %s", kind, class)
+		}
+	}
+	assert.Equal(t, "stop limit complete warning none", fmt.Sprint(ClassStop, ClassLimit, ClassComplete, ClassWarning, ClassNone))
 }

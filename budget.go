@@ -6,30 +6,27 @@ import (
 	"time"
 )
 
-// [CallBudgetWindow] is the rolling window of the call budget: at most
+// callBudgetWindow is the rolling window of the call budget: at most
 // [SpendRules.MaxCallsPerHour] calls in any hour, not per clock hour.
-const CallBudgetWindow = time.Hour
+const callBudgetWindow = time.Hour
 
-// [CallBudgetWarningPercent] is the share of the call budget at which
-// [Decision.Warning] speaks (ralph-claude-code and superkit: 80%).
-const CallBudgetWarningPercent = 80
+// callBudgetWarningPercent is the share of the call budget at which
+// [Decision.Warnings] holds a warning (ralph-claude-code and superkit: 80%).
+const callBudgetWarningPercent = 80
 
 // maxCallEntries bounds the memory of the call budget: beyond it, calls
 // recorded close together share an entry (conservatively: they then leave
 // the window with the newest of them).
 const maxCallEntries = 4096
 
-// Budget is the state of the call budget when a Decision or Stats was
-// made. The zero Budget means no budget is set.
+// Budget is the call budget as of a Decision or Stats; zero without one.
 type Budget struct {
-	// Limit is [SpendRules.MaxCallsPerHour]; zero when the budget is off.
+	// Limit is [SpendRules.MaxCallsPerHour]; Used the calls in the last hour.
 	Limit int
-	// Used counts the calls recorded in the last hour.
-	Used int
+	Used  int
 }
 
-// Left returns how many calls the budget has left in the rolling hour,
-// zero when it is spent, and -1 when no budget is set.
+// Left returns the calls left in the rolling hour; -1 without a budget.
 func (b Budget) Left() int {
 	if b.Limit <= 0 {
 		return -1
@@ -37,14 +34,12 @@ func (b Budget) Left() int {
 	return max(b.Limit-b.Used, 0)
 }
 
-// Warning returns the warning once [CallBudgetWarningPercent] of the
-// budget is used, e.g. "Call budget 80% used: 80 of 100 calls in the last
-// hour, 20 left", and "" below that or without a budget.
+// Warning returns the warning text from 80% of the budget used; "" below.
 func (b Budget) Warning() string {
 	// In floating point: the product of a limit near the largest int and a
 	// percentage does not fit in an int.
 	used := float64(b.Used) * 100 / float64(b.Limit)
-	if b.Limit <= 0 || used < CallBudgetWarningPercent {
+	if b.Limit <= 0 || used < callBudgetWarningPercent {
 		return ""
 	}
 	return fmt.Sprintf("Call budget %d%% used: %d of %d calls in the last hour, %d left",
@@ -72,7 +67,7 @@ func (cb *callBudget) prune(now time.Time) {
 	for i := len(cb.entries) - 1; i >= cb.head && cb.entries[i].at.After(now); i-- {
 		cb.entries[i].at = now
 	}
-	cutoff := now.Add(-CallBudgetWindow)
+	cutoff := now.Add(-callBudgetWindow)
 	saturated := cb.used == math.MaxInt
 	for cb.head < len(cb.entries) && !cb.entries[cb.head].at.After(cutoff) {
 		cb.used -= cb.entries[cb.head].calls
@@ -116,7 +111,7 @@ func (cb *callBudget) retryAfter(limit int, now time.Time) time.Duration {
 		}
 		excess -= e.calls
 		if excess <= 0 {
-			return e.at.Add(CallBudgetWindow).Sub(now)
+			return e.at.Add(callBudgetWindow).Sub(now)
 		}
 	}
 	return 0
@@ -149,12 +144,8 @@ func minTime(a, b time.Time) time.Time {
 	return a
 }
 
-// CountCall counts one call, made now, into the call budget, as it
-// happens: a request the HTTP transport (package transport) sent, or a
-// call a host counts itself. From the first CountCall on, Record counts an
-// iteration's calls only when [Iteration.Calls] says how many, so that
-// none is counted twice. Without a budget ([SpendRules.MaxCallsPerHour]) it
-// counts nothing.
+// CountCall counts one call, made now, into the call budget. From the first
+// CountCall on, Record counts only the calls [Iteration.Calls] states.
 func (b *CircuitBreaker) CountCall() {
 	b.mu.Lock()
 	defer b.unlock()
@@ -166,8 +157,7 @@ func (b *CircuitBreaker) CountCall() {
 	}
 }
 
-// Now returns the time by the breaker's clock ([Config.Now]): what the
-// HTTP transport dates a reset given as a delay with.
+// Now returns the time by the breaker's clock ([Config.Now]).
 func (b *CircuitBreaker) Now() time.Time {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -14,7 +14,7 @@ func TestNoCallBudgetByDefault(t *testing.T) {
 		d := b.Check()
 		require.True(t, d.Allow)
 		assert.Equal(t, Budget{}, d.Budget)
-		assert.Empty(t, d.Warning)
+		assert.Empty(t, warningsText(d))
 		b.Record(Iteration{Calls: 3})
 	}
 	assert.Equal(t, -1, b.Stats().Budget.Left())
@@ -27,7 +27,7 @@ func TestCallBudgetWarnsThenRefuses(t *testing.T) {
 	for i := range 7 {
 		d := b.Check()
 		require.True(t, d.Allow)
-		assert.Empty(t, d.Warning, "call %d", i+1)
+		assert.Empty(t, warningsText(d), "call %d", i+1)
 		b.RecordSuccess()
 		clock.Advance(time.Minute)
 	}
@@ -36,7 +36,7 @@ func TestCallBudgetWarnsThenRefuses(t *testing.T) {
 	require.True(t, d.Allow)
 	assert.Equal(t, Budget{Limit: 10, Used: 8}, d.Budget)
 	assert.Equal(t, 2, d.Budget.Left())
-	assert.Equal(t, "Call budget 80% used: 8 of 10 calls in the last hour, 2 left", d.Warning)
+	assert.Equal(t, "Call budget 80% used: 8 of 10 calls in the last hour, 2 left", warningsText(d))
 
 	b.Record(Iteration{Calls: 2})
 	d = b.Check()
@@ -52,9 +52,9 @@ func TestCallBudgetWarnsThenRefuses(t *testing.T) {
 	require.ErrorIs(t, err, ErrCallBudget)
 	assert.NotErrorIs(t, err, ErrOpen)
 	assert.NotErrorIs(t, err, ErrComplete)
-	var stop *StopError
-	require.ErrorAs(t, err, &stop)
-	assert.Equal(t, 53*time.Minute, stop.RetryAfter)
+	var refused *RefusedError
+	require.ErrorAs(t, err, &refused)
+	assert.Equal(t, 53*time.Minute, refused.RetryAfter)
 	assert.Equal(t, "loopbreaker: Call budget exhausted: 10 calls in the last hour (limit: 10); next call in 53m0s", err.Error())
 
 	s := b.Stats()
@@ -242,9 +242,9 @@ func TestRestoreUnderAnEarlierClockNeverHoldsTheBudgetPastItsWindow(t *testing.T
 	d := restored.Check()
 	require.False(t, d.Allow)
 	assert.Equal(t, ReasonCallBudget, d.Reason.Kind)
-	assert.Equal(t, CallBudgetWindow, d.RetryAfter, "an hour from now at most, not three")
+	assert.Equal(t, callBudgetWindow, d.RetryAfter, "an hour from now at most, not three")
 
-	clock.Advance(CallBudgetWindow)
+	clock.Advance(callBudgetWindow)
 	assert.True(t, restored.Check().Allow)
 }
 
@@ -257,7 +257,7 @@ func TestClockSetBackNeverHoldsTheBudgetPastItsWindow(t *testing.T) {
 
 	d := b.Check()
 	require.False(t, d.Allow)
-	assert.Equal(t, CallBudgetWindow, d.RetryAfter)
-	clock.Advance(CallBudgetWindow)
+	assert.Equal(t, callBudgetWindow, d.RetryAfter)
+	clock.Advance(callBudgetWindow)
 	assert.True(t, b.Check().Allow)
 }

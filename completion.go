@@ -1,13 +1,10 @@
 package loopbreaker
 
-// Plan is the host's task list (ralph-claude-code's fix_plan.md) as of the end of
-// an iteration.
+// Plan is the host's task list after an iteration (ralph-claude-code's
+// fix_plan.md). Tasks done and none remaining complete the loop.
 type Plan struct {
-	// Done counts the tasks checked off.
-	Done int `json:"done"`
-	// Remaining counts the tasks still open. Zero remaining with at least
-	// one done completes the loop; a plan with no tasks at all does not
-	// (the agent may not have written it yet).
+	// Done counts the tasks checked off, Remaining those still open.
+	Done      int `json:"done"`
 	Remaining int `json:"remaining"`
 }
 

@@ -5,45 +5,21 @@ package loopbreaker
 // history and goes to [Config.OnStateChange], even when the state stays the
 // same.
 
-// Resume closes the circuit and resets the counters, because a person has
-// looked at the loop and wants it to go on (exit.sh's "Resume"). What the
-// signals count starts again, so that the loop is not stopped again at
-// once by what stopped it: the consecutive failures, the per-fingerprint
-// error history and its samples, the last error, the no-progress,
-// permission-denial and same-error-in-a-row counts, the progress-score,
-// approach and work windows, the step signals' counts and window, the task
-// counts and trends (and with them their warnings), the relapse watch,
-// the openings in a row (a breaker that gave up probes again), and the
-// completion signals (a complete loop goes on). A provider limit in force
-// is lifted, a stop included: the person has dealt with it (topped up the
-// credit, raised the cap). The spend is kept, as are the calls of the call
-// budget: they were made. The lifetime totals (Iterations,
-// NeutralIterations, TotalFailures, EvictedErrors, Opens, LastProgress)
-// and the transition history are kept. A half-open probe in flight is
-// forgotten; its outcome, when recorded, counts as an ordinary iteration.
-// Resume works in every state, a held circuit (ForceOpen, Abort, lost
-// protected files, a give-up) included; on a closed circuit it only resets
-// the counters, and the history records a CLOSED -> CLOSED resume.
-// [Config.Guard], if any, takes stock of the protected files as they are
-// now: what the person left is what the next iteration is compared with.
+// Resume closes the circuit, in any state, because a person wants the loop
+// to go on (exit.sh's "Resume"). What the signals count starts again, a
+// completion and a provider limit (a stop too) are lifted, and a probe in
+// flight is forgotten; the lifetime totals, the spend, the call budget and
+// the history are kept. [Config.Guard] takes stock of the files as they are.
 func (b *CircuitBreaker) Resume() { b.manualClose(CauseResume) }
 
-// Skip does what Resume does, and is recorded in the history (and given
-// to [Config.OnStateChange]) as a skip (CauseSkip): the person chose to move
-// on to another task rather than retry the stuck one (exit.sh's "Skip").
-// The task the loop was on ([FailureStats.Task], the last one an iteration named)
-// goes on the list of skipped tasks ([CircuitBreaker.SkippedTasks]), so that the host, the
-// one that moves on, can pick another one; a loop that named no task
-// skips nothing.
+// Skip does what Resume does, recorded as a skip (exit.sh's "Skip"), and
+// adds the task the loop was on ([FailureStats.Task]) to
+// [CircuitBreaker.SkippedTasks].
 func (b *CircuitBreaker) Skip() { b.manualClose(CauseSkip) }
 
-// Abort stops the loop for good (exit.sh's "Abort"): the circuit opens,
-// or stays open, with a reason of kind [ReasonAborted] whose Message is the
-// reason the circuit had before (the completion reason for a complete
-// loop, empty if it was closed). No cooldown ends
-// an aborted circuit: Check refuses every iteration, with a zero
-// RetryAfter, until a person calls Resume, Skip or Reset. A snapshot keeps
-// the circuit aborted across restarts. Counters are kept, as evidence.
+// Abort holds the circuit open (exit.sh's "Abort") with [ReasonAborted],
+// whose Message is the reason the circuit had before. No cooldown ends it:
+// Check refuses until Resume, Skip or Reset. Counters are kept.
 func (b *CircuitBreaker) Abort() {
 	b.mu.Lock()
 	defer b.unlock()
@@ -55,15 +31,9 @@ func (b *CircuitBreaker) Abort() {
 	b.hold(Reason{Kind: ReasonAborted, Message: before.String()}, now, CauseAbort)
 }
 
-// ForceOpen opens the circuit, or keeps it open, with a reason of kind
-// [ReasonForcedOpen] whose Message is reason (it may be empty), e.g. because
-// a person wants the loop stopped while they look at something, or the
-// host saw trouble the signals cannot. No cooldown ends a forced circuit:
-// Check refuses every iteration, with a zero RetryAfter, until Resume, Skip
-// or Reset. An open circuit keeps its opening time; another state counts a
-// new open in [Stats.Opens]. On a complete loop, Abort and ForceOpen end the
-// completion: Check reports the held reason, and after Resume or Skip the
-// loop runs again.
+// ForceOpen holds the circuit open with [ReasonForcedOpen], whose Message is
+// reason (it may be empty). No cooldown ends it: Check refuses until
+// Resume, Skip or Reset.
 func (b *CircuitBreaker) ForceOpen(reason string) {
 	b.mu.Lock()
 	defer b.unlock()

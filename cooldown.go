@@ -2,23 +2,18 @@ package loopbreaker
 
 import "time"
 
-// CooldownPolicy returns how long the circuit stays open. base is
-// [Config.Cooldown]; opens counts the opens since the circuit was last closed:
-// 1 when a closed circuit opens, 2 when the probe after that failed, and so
-// on. A close (or Reset) starts the count again. A negative result is taken
-// as zero. The policy is called with the breaker's lock held, so it must not
-// call the breaker.
+// CooldownPolicy returns how long the circuit stays open, from base
+// ([Config.Cooldown]) and the openings since it last closed (1 for the
+// first). A negative result is zero. It runs under the breaker's lock and
+// must not call the breaker.
 type CooldownPolicy func(base time.Duration, opens int) time.Duration
 
-// [ConstantCooldown] is the policy a nil [Config.CooldownPolicy] stands for:
-// every open waits base, as in ralph-starter, where a restarted loop waits the
-// same cooldown again.
+// ConstantCooldown is the default policy: every opening waits base, as in
+// ralph-starter.
 func ConstantCooldown(base time.Duration, opens int) time.Duration { return base }
 
-// [DoublingCooldown] returns superkit's policy: the first open waits base,
-// and each failed probe doubles the wait (base, 2×base, 4×base, ...), up to
-// ceiling. A ceiling of zero or less means no ceiling other than the
-// largest time.Duration.
+// DoublingCooldown returns superkit's policy: base, doubled after each
+// failed probe, up to ceiling (zero or less: no ceiling).
 func DoublingCooldown(ceiling time.Duration) CooldownPolicy {
 	if ceiling <= 0 {
 		ceiling = maxDuration

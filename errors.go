@@ -6,188 +6,142 @@ import (
 	"time"
 )
 
-// [ErrOpen] is matched (errors.Is) by the error of every refused Decision.
+// ErrOpen matches (errors.Is) a refusal because the circuit is open or its
+// probe is in flight.
 var ErrOpen = errors.New("loopbreaker: circuit open")
 
-// OpenError is the error of a refused Decision ([Decision.Err]). It matches
-// [ErrOpen] and carries why the circuit opened.
-type OpenError struct {
-	// State is Open, or HalfOpen when the probe was already in flight.
+// ErrGaveUp matches a refusal because the breaker gave up after
+// [Config.MaxConsecutiveOpens] openings in a row; it matches [ErrOpen] too.
+// Only Resume, Skip or Reset end it.
+var ErrGaveUp = errors.New("loopbreaker: gave up on the loop")
+
+// ErrCallBudget matches a refusal because the rolling hour's call budget is
+// spent; the circuit is not open.
+var ErrCallBudget = errors.New("loopbreaker: call budget exhausted")
+
+// ErrUnavailable matches a refusal because a shared breaker's state is out
+// of reach and it was told to refuse ([ReasonUnavailable]); the circuit is
+// not open.
+var ErrUnavailable = errors.New("loopbreaker: shared breaker unavailable")
+
+// ErrComplete matches a refusal because the loop is complete: no failure.
+var ErrComplete = errors.New("loopbreaker: loop complete")
+
+// ErrProviderLimit matches a refusal because the model provider refused
+// for now; the circuit is not open, and it is no failure.
+var ErrProviderLimit = errors.New("loopbreaker: provider limit")
+
+// ErrProviderStopped matches a refusal because the model provider refused
+// for good; only Resume, Skip or Reset end it.
+var ErrProviderStopped = errors.New("loopbreaker: provider stopped the loop")
+
+// ErrSpendCap matches a refusal because a spend cap is reached: the
+// lifetime caps no waiting ends, the hourly ones end after
+// [Decision.RetryAfter].
+var ErrSpendCap = errors.New("loopbreaker: spend cap reached")
+
+// RefusedError is the error of a refused Decision ([Decision.Err]). It
+// matches the sentinel of its reason's kind: [ErrOpen] for a stop (and
+// [ErrGaveUp]), [ErrComplete], or the limit's own.
+type RefusedError struct {
+	// State is the circuit's state.
 	State State
-	// Reason is why the circuit opened.
+	// Reason is why Check refused.
 	Reason Reason
-	// RetryAfter is the time left until a probe may run, when known.
+	// RetryAfter is when asking again may help; zero: waiting cannot.
 	RetryAfter time.Duration
 }
 
-func (e *OpenError) Error() string {
-	if e.State == HalfOpen {
+func (e *RefusedError) Error() string {
+	k := e.Reason.Kind
+	switch {
+	case k == ReasonCallBudget:
+		return fmt.Sprintf("loopbreaker: %s; next call in %s", e.Reason, e.RetryAfter)
+	case k == ReasonUnavailable:
+		return fmt.Sprintf("loopbreaker: %s; trying again in %s", e.Reason, e.RetryAfter)
+	case k.Class() == ClassLimit || k.Class() == ClassComplete:
+		if e.RetryAfter > 0 {
+			return fmt.Sprintf("loopbreaker: %s; retry in %s", e.Reason, e.RetryAfter)
+		}
+		return fmt.Sprintf("loopbreaker: %s", e.Reason)
+	case e.State == HalfOpen:
 		return fmt.Sprintf("loopbreaker: circuit half-open, probe in flight: %s", e.Reason)
 	}
 	return fmt.Sprintf("loopbreaker: circuit open: %s", e.Reason)
 }
 
-// Is makes every OpenError match [ErrOpen], and one whose reason is the
-// breaker giving up ([ReasonGaveUp]) match [ErrGaveUp] too.
-func (e *OpenError) Is(target error) bool {
-	return target == ErrOpen || target == ErrGaveUp && e.Reason.Kind == ReasonGaveUp
-}
-
-// [ErrGaveUp] is matched (errors.Is) by the error of a Decision refused
-// because the breaker gave up on the loop: the circuit opened
-// [Config.MaxConsecutiveOpens] times in a row without recovering. It is an
-// *OpenError, and matches [ErrOpen] too. No waiting ends it: a person
-// looks at the loop, then calls Resume, Skip or Reset.
-var ErrGaveUp = errors.New("loopbreaker: gave up on the loop")
-
-// [ErrCallBudget] is matched (errors.Is) by the error of a Decision refused
-// because the call budget of the rolling hour is spent. The circuit is not
-// open: the loop may go on after [Decision.RetryAfter].
-var ErrCallBudget = errors.New("loopbreaker: call budget exhausted")
-
-// [ErrFleetUnavailable] is matched (errors.Is) by the error of a Decision
-// refused because the breaker a fleet of workers shares is out of reach and
-// the worker fails closed (reason kind [ReasonFleetUnavailable]). The circuit
-// is not open: the worker asks again after [Decision.RetryAfter].
-var ErrFleetUnavailable = errors.New("loopbreaker: fleet breaker unavailable")
-
-// [ErrComplete] is matched (errors.Is) by the error of a Decision refused
-// because the loop is complete. It is not a failure.
-var ErrComplete = errors.New("loopbreaker: loop complete")
-
-// [ErrProviderLimit] is matched (errors.Is) by the error of a Decision
-// refused because the model provider refused for now: a usage limit, a
-// rate limit, an overloaded server. The circuit is not open, and it is no
-// failure: the loop may go on after [Decision.RetryAfter], when the limit
-// lifts.
-var ErrProviderLimit = errors.New("loopbreaker: provider limit")
-
-// [ErrProviderStopped] is matched (errors.Is) by the error of a Decision
-// refused because the model provider refused for good: no credit, a quota
-// or billing cap, usage disabled by an admin. No waiting ends it: a person
-// has to act, and then Resume, Skip or Reset.
-var ErrProviderStopped = errors.New("loopbreaker: provider stopped the loop")
-
-// [ErrSpendCap] is matched (errors.Is) by the error of a Decision refused
-// because a spend cap is reached: over the loop's life ([SpendRules.MaxTokens],
-// [SpendRules.MaxCostUSD]), which no waiting ends, or in the last hour, which
-// ends after [Decision.RetryAfter].
-var ErrSpendCap = errors.New("loopbreaker: spend cap reached")
-
-// StopError is the error of a Decision refused for a reason other than an
-// open circuit, which is no failure: a provider limit (it matches
-// [ErrProviderLimit] or [ErrProviderStopped]), a spend cap ([ErrSpendCap]),
-// the call budget ([ErrCallBudget]), the shared breaker of a fleet out of
-// reach ([ErrFleetUnavailable]), or the loop is complete ([ErrComplete]).
-type StopError struct {
-	// Reason is the limit, cap, budget or completion reason.
-	Reason Reason
-	// RetryAfter is the time until the refusal ends: a provider limit
-	// lifts, enough calls or spend leave the rolling hour, or a fleet
-	// worker tries its shared breaker again; zero for a refusal no waiting
-	// ends.
-	RetryAfter time.Duration
-}
-
-func (e *StopError) Error() string {
-	switch {
-	case e.Reason.Kind == ReasonCallBudget:
-		return fmt.Sprintf("loopbreaker: %s; next call in %s", e.Reason, e.RetryAfter)
-	case e.Reason.Kind == ReasonFleetUnavailable:
-		return fmt.Sprintf("loopbreaker: %s; trying again in %s", e.Reason, e.RetryAfter)
-	case e.RetryAfter > 0:
-		return fmt.Sprintf("loopbreaker: %s; retry in %s", e.Reason, e.RetryAfter)
-	}
-	return fmt.Sprintf("loopbreaker: %s", e.Reason)
-}
-
-// Is makes a StopError match the sentinel of its reason: [ErrCallBudget],
-// [ErrProviderLimit], [ErrProviderStopped], [ErrSpendCap],
-// [ErrFleetUnavailable] or [ErrComplete].
-func (e *StopError) Is(target error) bool {
-	switch e.Reason.Kind {
-	case ReasonCallBudget:
+// Is reports whether target is the sentinel of e's reason.
+func (e *RefusedError) Is(target error) bool {
+	switch k := e.Reason.Kind; {
+	case k == ReasonCallBudget:
 		return target == ErrCallBudget
-	case ReasonProviderLimit:
+	case k == ReasonProviderLimit:
 		return target == ErrProviderLimit
-	case ReasonProviderStopped:
+	case k == ReasonProviderStopped:
 		return target == ErrProviderStopped
-	case ReasonSpendCap, ReasonHourlySpendCap:
+	case k == ReasonSpendCap || k == ReasonHourlySpendCap:
 		return target == ErrSpendCap
-	case ReasonFleetUnavailable:
-		return target == ErrFleetUnavailable
+	case k == ReasonUnavailable:
+		return target == ErrUnavailable
+	case k.Class() == ClassComplete:
+		return target == ErrComplete
+	case k == ReasonGaveUp:
+		return target == ErrOpen || target == ErrGaveUp
 	}
-	return target == ErrComplete
+	return target == ErrOpen
 }
 
-// [ErrCorruptState] is matched (errors.Is) by every error that says a saved
-// state cannot be used: it is not JSON, is cut short, has the wrong types,
-// an unknown schema version or name, negative counts, or counts that
-// contradict each other. The error is a *CorruptStateError.
+// ErrCorruptState matches every error that says a saved state cannot be
+// used (a [*StateError]).
 var ErrCorruptState = errors.New("loopbreaker: corrupt state")
 
-// CorruptStateError says why a saved state cannot be used, and where it
-// is. It matches [ErrCorruptState], and unwraps to the cause (e.g. a
-// *json.SyntaxError).
-type CorruptStateError struct {
-	// Path is the file the state was read from; empty when it did not come
-	// from a file ([ParseSnapshot], Restore).
+// ErrNewerState matches the error that says a saved state was written by a
+// newer loopbreaker (a [*StateError]): not corrupt; keep it.
+var ErrNewerState = errors.New("loopbreaker: state written by a newer loopbreaker")
+
+// StateError says why a saved state cannot be used, and where it is. With
+// Newer set it matches [ErrNewerState]; otherwise [ErrCorruptState], and it
+// unwraps to Err.
+type StateError struct {
+	// Path is the state's file; empty when it came from no file.
 	Path string
-	// Err is what is wrong.
+	// Newer is the state's version when it is newer than [SnapshotVersion].
+	Newer int
+	// Err is what is wrong; nil when Newer is set.
 	Err error
 }
 
-func (e *CorruptStateError) Error() string {
-	if e.Path == "" {
-		return fmt.Sprintf("loopbreaker: corrupt state: %v", e.Err)
-	}
-	return fmt.Sprintf("loopbreaker: corrupt state in %s: %v", e.Path, e.Err)
-}
-
-// Is makes every CorruptStateError match [ErrCorruptState].
-func (e *CorruptStateError) Is(target error) bool { return target == ErrCorruptState }
-
-// Unwrap returns the cause.
-func (e *CorruptStateError) Unwrap() error { return e.Err }
-
-// [ErrNewerState] is matched (errors.Is) by the error that says a saved
-// state was written by a newer loopbreaker, whose snapshot version this
-// build does not read. The state is not corrupt: keep it, and read it with
-// the newer build. The error is a *NewerStateError.
-var ErrNewerState = errors.New("loopbreaker: state written by a newer loopbreaker")
-
-// NewerStateError says that a saved state has a snapshot version newer
-// than [SnapshotVersion]. It matches [ErrNewerState], never [ErrCorruptState].
-type NewerStateError struct {
-	// Path is the file the state was read from; empty when it did not come
-	// from a file.
-	Path string
-	// Version is the state's snapshot version.
-	Version int
-}
-
-func (e *NewerStateError) Error() string {
+func (e *StateError) Error() string {
 	where := ""
 	if e.Path != "" {
 		where = " in " + e.Path
 	}
-	return fmt.Sprintf("loopbreaker: the state%s was written by a newer loopbreaker (version %d; this build reads version %d): run the newer build, or keep the file until you do",
-		where, e.Version, SnapshotVersion)
+	if e.Newer > 0 {
+		return fmt.Sprintf("loopbreaker: the state%s was written by a newer loopbreaker (version %d; this build reads version %d): run the newer build, or keep the file until you do",
+			where, e.Newer, SnapshotVersion)
+	}
+	return fmt.Sprintf("loopbreaker: corrupt state%s: %v", where, e.Err)
 }
 
-// Is makes every NewerStateError match [ErrNewerState].
-func (e *NewerStateError) Is(target error) bool { return target == ErrNewerState }
+// Is reports whether target is the sentinel e matches.
+func (e *StateError) Is(target error) bool {
+	if e.Newer > 0 {
+		return target == ErrNewerState
+	}
+	return target == ErrCorruptState
+}
 
-// [ErrNoState] is matched (errors.Is) by the error a Store returns from Load
-// when nothing was saved for the loop: not corruption, but a loop that
-// starts fresh.
+// Unwrap returns the cause.
+func (e *StateError) Unwrap() error { return e.Err }
+
+// ErrNoState matches the error of a Store's Load when nothing was saved:
+// the loop starts fresh.
 var ErrNoState = errors.New("loopbreaker: no saved state")
 
-// [ErrInvalidLoopName] is matched (errors.Is) by the error a FileStore
-// returns for a loop name it cannot make a file name of.
+// ErrInvalidLoopName matches a FileStore's error for a loop name it cannot
+// make a file name of.
 var ErrInvalidLoopName = errors.New("loopbreaker: invalid loop name")
 
-// [ErrNotCorrupt] is matched (errors.Is) by the error [FileStore.MoveAside]
-// returns for a state file that holds a valid snapshot: only a corrupt one
-// is moved aside.
+// ErrNotCorrupt matches [FileStore.MoveAside]'s error for a valid state
+// file, which is not moved.
 var ErrNotCorrupt = errors.New("loopbreaker: state is not corrupt")

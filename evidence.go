@@ -3,13 +3,9 @@ package loopbreaker
 import (
 	"container/list"
 	"strings"
-	"unicode"
-	"unicode/utf8"
-)
 
-// ErrorSampleRunes is how much of an error's text a sample keeps: the
-// first [ErrorSampleRunes] runes, white space around them trimmed.
-const ErrorSampleRunes = 200
+	"github.com/loopbreaker/loopbreaker/internal/errtext"
+)
 
 // maxErrorSamples bounds [FailureRules.MaxSamples], and so the size of a
 // snapshot: 10,000 fingerprints of two samples, each at most 200 runes
@@ -17,11 +13,8 @@ const ErrorSampleRunes = 200
 // most, well inside FileStore's [MaxStateFileSize].
 const maxErrorSamples = 10000
 
-// ErrorSample is the error text a fingerprint stands for: the text of its
-// first and of its latest failure, each cut to [ErrorSampleRunes] runes,
-// as valid UTF-8. The Nity Loop keys its error counts by the message; the
-// fingerprint is what the breaker counts, the sample is what a person
-// reads.
+// ErrorSample is the text of the first and the latest failure with one
+// fingerprint, each cut to 200 runes of valid UTF-8.
 type ErrorSample struct {
 	First  string `json:"first"`
 	Latest string `json:"latest"`
@@ -116,29 +109,6 @@ func (s *errorSamples) snapshot() map[string]ErrorSample {
 	return m
 }
 
-// sampleOf returns the sample of an error text: its first
-// [ErrorSampleRunes] runes, white space around them trimmed, as valid UTF-8
-// (each run of invalid bytes becomes U+FFFD). Its cost does not grow with
-// the text beyond the cut and leading white space. It returns a part of
-// text, without copying, when that part is valid UTF-8.
-func sampleOf(text string) string { return clipText(text, ErrorSampleRunes) }
-
-// clipText returns s with leading white space trimmed, cut to at most n
-// runes (an invalid byte counting as one), trailing white space trimmed,
-// and made valid UTF-8.
-func clipText(s string, n int) string {
-	s = strings.TrimLeftFunc(s, unicode.IsSpace)
-	end, valid := 0, true
-	for runes := 0; end < len(s) && runes < n; runes++ {
-		r, size := utf8.DecodeRuneInString(s[end:])
-		if r == utf8.RuneError && size == 1 {
-			valid = false
-		}
-		end += size
-	}
-	s = strings.TrimRightFunc(s[:end], unicode.IsSpace)
-	if !valid {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return s
-}
+// sampleOf returns the sample of an error text: its first 200 runes,
+// white space around them trimmed, as valid UTF-8.
+func sampleOf(text string) string { return errtext.Sample(text) }

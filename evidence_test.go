@@ -10,6 +10,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/loopbreaker/loopbreaker/internal/errtext"
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -42,21 +44,21 @@ func TestSameErrorReasonsQuoteTheErrorText(t *testing.T) {
 	tests := []struct {
 		name   string
 		cfg    Config
-		record func(b *CircuitBreaker, clock *fakeClock)
+		record func(b *CircuitBreaker, clock *loopbreakertest.Clock)
 		kind   ReasonKind
 		text   string
 	}{
-		{"same error over the loop's life", Config{}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"same error over the loop's life", Config{}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			for line := range 5 {
 				b.Record(Iteration{Err: errA(line)})
 				b.RecordSuccess()
 			}
 		}, ReasonSameError, "Same error repeated 5 times (threshold: 5)"},
-		{"same error in a row", Config{Failures: FailureRules{MaxSameErrorInARow: 2}}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"same error in a row", Config{Failures: FailureRules{MaxSameErrorInARow: 2}}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			b.Record(Iteration{Err: errA(3)})
 			b.Record(Iteration{Err: errA(4)})
 		}, ReasonSameErrorInARow, "Same error repeated 2 times in a row (threshold: 2)"},
-		{"the probe failed", Config{}, func(b *CircuitBreaker, clock *fakeClock) {
+		{"the probe failed", Config{}, func(b *CircuitBreaker, clock *loopbreakertest.Clock) {
 			for range 3 {
 				b.Record(Iteration{Progress: &Progress{}}) // no progress: it opens
 			}
@@ -226,7 +228,7 @@ func TestErrorSamplesSurviveARestart(t *testing.T) {
 // MB against FileStore's 64 MiB.
 func TestWorstCaseSnapshotFitsAStateFile(t *testing.T) {
 	now := time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
-	worst := strings.Repeat("<", ErrorSampleRunes)
+	worst := strings.Repeat("<", errtext.SampleRunes)
 	d := snapshotData{Version: SnapshotVersion, SavedAt: now, State: Closed}
 	for i := range DefaultConfig().Failures.MaxFingerprints {
 		fp := formatFingerprint(uint32(i))
@@ -245,11 +247,11 @@ func TestWorstCaseSnapshotFitsAStateFile(t *testing.T) {
 		d.Calls = append(d.Calls, callsData{At: now.Add(time.Duration(i)), Calls: 1 << 40})
 	}
 	reason := Reason{Kind: ReasonSameTask, Count: 1 << 40, Threshold: 1 << 40, Task: worst, Fingerprint: "ffffffff", Sample: worst}
-	for range HistoryLen {
+	for range historyLen {
 		d.History = append(d.History, Transition{At: now, From: Closed, To: Open, Reason: reason, Iteration: 1 << 50})
 	}
 	d.Tasks.Task, d.Tasks.TaskIterations = worst, 1<<40
-	for i := range MaxSkippedTasks {
+	for i := range maxSkippedTasks {
 		d.Tasks.Skipped = append(d.Tasks.Skipped, fmt.Sprintf("%03d", i)+worst[3:])
 	}
 	require.NoError(t, Snapshot{data: d}.Validate())
@@ -272,7 +274,7 @@ func FuzzClipText(f *testing.F) {
 		for _, clip := range []struct {
 			f     func(string) string
 			runes int
-		}{{sampleOf, ErrorSampleRunes}, {taskName, taskNameRunes}} {
+		}{{sampleOf, errtext.SampleRunes}, {taskName, taskNameRunes}} {
 			got := clip.f(text)
 			if !utf8.ValidString(got) {
 				t.Fatalf("not valid UTF-8: %q", got)

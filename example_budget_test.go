@@ -26,8 +26,8 @@ func Example_callBudget() {
 			fmt.Println(errors.Is(d.Err(), loopbreaker.ErrCallBudget))
 			break
 		}
-		if d.Warning != "" {
-			fmt.Println(d.Warning)
+		for _, w := range d.Warnings {
+			fmt.Println(w)
 		}
 		cb.Record(loopbreaker.Iteration{Calls: 1})
 		now = now.Add(10 * time.Minute)

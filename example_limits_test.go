@@ -92,8 +92,8 @@ func Example_spendCap() {
 			fmt.Println(errors.Is(d.Err(), loopbreaker.ErrSpendCap), "state", d.State)
 			break
 		}
-		if d.Warning != "" {
-			fmt.Println(d.Warning)
+		for _, w := range d.Warnings {
+			fmt.Println(w)
 		}
 		cb.Record(loopbreaker.Iteration{Usage: loopbreaker.Usage{InputTokens: 20000, OutputTokens: 1500, CostUSD: cost}})
 	}

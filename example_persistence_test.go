@@ -55,7 +55,7 @@ func ExampleFileStore() {
 		panic(err)
 	}
 	_, _, err = loopbreaker.NewFromStore(ctx, cfg, store, "agent")
-	var corrupt *loopbreaker.CorruptStateError
+	var corrupt *loopbreaker.StateError
 	fmt.Println(errors.Is(err, loopbreaker.ErrCorruptState), errors.As(err, &corrupt) && corrupt.Path == path)
 
 	// Starting fresh is the caller's choice: move the file aside first.

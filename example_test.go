@@ -80,7 +80,7 @@ func ExampleDecision_Err() {
 
 	err := cb.Check().Err()
 	fmt.Println(errors.Is(err, loopbreaker.ErrOpen))
-	var open *loopbreaker.OpenError
+	var open *loopbreaker.RefusedError
 	if errors.As(err, &open) {
 		fmt.Println(open.Reason.Kind, "-", open.Reason)
 	}

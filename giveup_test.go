@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -51,7 +52,7 @@ func TestAStuckLoopGivesUpAtTheTenthOpening(t *testing.T) {
 	assert.Equal(t, ReasonConsecutiveFailures, d.Reason.Last, "the failures in a row, checked first, had opened it last")
 	assert.Equal(t, "Gave up: the circuit opened 10 times in a row without recovering (threshold: 10): 12 consecutive failures (threshold: 3)", d.Reason.String())
 	assert.Contains(t, d.Reason.Detail(), `: "TypeError: Cannot read property 'id' of undefined at UserController (/src/controllers/user.ts:12:15)"`)
-	var open *OpenError
+	var open *RefusedError
 	require.True(t, errors.As(err, &open))
 	assert.Equal(t, d.Reason, open.Reason)
 
@@ -151,7 +152,7 @@ func TestLimitsAreWaitedOutHoweverOften(t *testing.T) {
 	s := b.Stats()
 	assert.Zero(t, s.Opens)
 	assert.Equal(t, 30, s.LimitedIterations)
-	assert.Greater(t, clock.Now().Sub(newFakeClock().Now()), 5*time.Hour, "the budget and the limits were waited out")
+	assert.Greater(t, clock.Now().Sub(testStart), 5*time.Hour, "the budget and the limits were waited out")
 }
 
 // A snapshot keeps the breaker given up, with its evidence.
@@ -192,43 +193,43 @@ func TestWaitHelpsTellsWhatTimeEnds(t *testing.T) {
 	cases := []struct {
 		name string
 		cfg  Config
-		make func(b *CircuitBreaker, clock *fakeClock)
+		make func(b *CircuitBreaker, clock *loopbreakertest.Clock)
 		want bool
 	}{
-		{"allowed: nothing to wait for", Config{}, func(*CircuitBreaker, *fakeClock) {}, false},
-		{"cooldown", Config{}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"allowed: nothing to wait for", Config{}, func(*CircuitBreaker, *loopbreakertest.Clock) {}, false},
+		{"cooldown", Config{}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			for i := 0; i < 3; i++ {
 				b.RecordFailure("boom")
 			}
 		}, true},
-		{"probe in flight", Config{}, func(b *CircuitBreaker, clock *fakeClock) {
+		{"probe in flight", Config{}, func(b *CircuitBreaker, clock *loopbreakertest.Clock) {
 			for i := 0; i < 3; i++ {
 				b.RecordFailure("boom")
 			}
 			clock.Advance(30 * time.Second)
 			b.Check()
 		}, true},
-		{"provider limit", Config{}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"provider limit", Config{}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			b.ObserveLimit(Limit{Kind: LimitThrottle})
 		}, true},
-		{"call budget", Config{Spend: SpendRules{MaxCallsPerHour: 1}}, func(b *CircuitBreaker, _ *fakeClock) { b.RecordSuccess() }, true},
-		{"hourly spend cap", Config{Spend: SpendRules{MaxTokensPerHour: 10}}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"call budget", Config{Spend: SpendRules{MaxCallsPerHour: 1}}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) { b.RecordSuccess() }, true},
+		{"hourly spend cap", Config{Spend: SpendRules{MaxTokensPerHour: 10}}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			b.AddUsage(Usage{InputTokens: 10})
 		}, true},
-		{"gave up", Config{MaxConsecutiveOpens: 1}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"gave up", Config{MaxConsecutiveOpens: 1}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			for i := 0; i < 3; i++ {
 				b.RecordFailure("boom")
 			}
 		}, false},
-		{"aborted", Config{}, func(b *CircuitBreaker, _ *fakeClock) { b.Abort() }, false},
-		{"forced open", Config{}, func(b *CircuitBreaker, _ *fakeClock) { b.ForceOpen("") }, false},
-		{"provider stopped", Config{}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"aborted", Config{}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) { b.Abort() }, false},
+		{"forced open", Config{}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) { b.ForceOpen("") }, false},
+		{"provider stopped", Config{}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			b.ObserveLimit(Limit{Kind: LimitStop})
 		}, false},
-		{"spend cap", Config{Spend: SpendRules{MaxTokens: 10}}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"spend cap", Config{Spend: SpendRules{MaxTokens: 10}}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			b.AddUsage(Usage{OutputTokens: 10})
 		}, false},
-		{"complete", Config{}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"complete", Config{}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			b.Record(Iteration{Done: true})
 			b.Record(Iteration{Done: true})
 		}, false},

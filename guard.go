@@ -2,34 +2,18 @@ package loopbreaker
 
 import "time"
 
-// Guard keeps files from a loop's agent: with [Config.Guard] set, the
-// breaker asks it after every recorded iteration whether files were lost,
-// and when they were, holds the circuit open with a reason of kind
-// [ReasonProtectedFiles] until a person resumes. Package protect (module
-// github.com/loopbreaker/loopbreaker/protect) has one for superkit's hard
-// gate: it keeps the loop's plan, configuration and memory, puts back what
-// the agent deleted or emptied, and checks shell commands before they run.
-//
-// The breaker calls a Guard without its own lock held, from the goroutine
-// that records or resumes, so several calls may run at once: a Guard is
-// safe for concurrent use. A panic in a Guard goes up to the caller of
-// Record or Resume, and leaves the breaker as it was.
+// Guard keeps a loop's files from its agent ([Config.Guard]); package
+// protect has one. The breaker calls it without its lock held, possibly
+// from several goroutines at once, so it must be safe for concurrent use;
+// a panic in it reaches the caller and leaves the breaker as it was.
 type Guard interface {
-	// AfterIteration is called after each recorded iteration (Record, a
-	// neutral one too, RecordSuccess, RecordFailure). It checks the
-	// guarded files and puts back what it can, and returns how many were
-	// lost and a summary of what happened to them, which becomes the
-	// reason's message ("CLAUDE.md deleted, restored from its copy"). A
-	// count above zero holds the circuit open. When nothing was lost
-	// (0 and ""), the files as they are now are what the next iteration
-	// is compared with.
+	// AfterIteration checks and restores the files after each recorded
+	// iteration, and returns how many were lost and a summary (the reason's
+	// Message); a count above zero holds the circuit open.
 	AfterIteration() (lost int, summary string)
 
-	// Refresh takes the files as they are now as intact. Resume, Skip and
-	// Reset call it before they close the circuit: the person's word is
-	// that the files are as they should be, and what they left is what
-	// the next iteration is compared with. The breaker ignores the error,
-	// which is for a host that calls Refresh itself.
+	// Refresh takes the files as they are as intact; Resume, Skip and Reset
+	// call it, ignoring the error.
 	Refresh() error
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -70,7 +71,7 @@ func (g *testGuard) loses(n int, summary string) {
 	g.lose, g.summary = n, summary
 }
 
-func newGuardedBreaker(t *testing.T, cfg Config) (*CircuitBreaker, *testGuard, *fakeClock) {
+func newGuardedBreaker(t *testing.T, cfg Config) (*CircuitBreaker, *testGuard, *loopbreakertest.Clock) {
 	t.Helper()
 	g := &testGuard{}
 	cfg.Guard = g

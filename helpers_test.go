@@ -1,52 +1,32 @@
 package loopbreaker
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/require"
 )
 
-// fakeClock is a hand-driven clock for Config.Now.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// testStart is when a test's clock starts.
+var testStart = time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
 
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// Sleep is the fake clock's Config.Sleep: it advances the clock by d at
-// once, unless ctx is done.
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.Advance(d)
-	return nil
-}
+// newFakeClock returns a hand-driven clock for Config.Now and Config.Sleep.
+func newFakeClock() *loopbreakertest.Clock { return loopbreakertest.NewClock(testStart) }
 
 // newTestBreaker returns a breaker for cfg driven by a fresh fake clock.
-func newTestBreaker(t *testing.T, cfg Config) (*CircuitBreaker, *fakeClock) {
+func newTestBreaker(t *testing.T, cfg Config) (*CircuitBreaker, *loopbreakertest.Clock) {
 	t.Helper()
-	clock := newFakeClock()
+	return newTestBreakerAt(t, cfg, testStart)
+}
+
+// newTestBreakerAt is newTestBreaker with a clock that starts at start.
+func newTestBreakerAt(t *testing.T, cfg Config, start time.Time) (*CircuitBreaker, *loopbreakertest.Clock) {
+	t.Helper()
+	clock := loopbreakertest.NewClock(start)
 	cfg.Now = clock.Now
 	if cfg.Sleep == nil {
 		cfg.Sleep = clock.Sleep
@@ -74,4 +54,14 @@ func roundTrip(t *testing.T, s Snapshot) Snapshot {
 	back, err := ParseSnapshot(data)
 	require.NoError(t, err)
 	return back
+}
+
+// warningsText returns the texts of d's warnings joined with "; ", as a
+// host that prints them on one line would.
+func warningsText(d Decision) string {
+	texts := make([]string, len(d.Warnings))
+	for i, w := range d.Warnings {
+		texts[i] = w.String()
+	}
+	return strings.Join(texts, "; ")
 }

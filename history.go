@@ -6,32 +6,24 @@ import (
 	"time"
 )
 
-// [HistoryLen] is how many transitions the breaker remembers ([Stats.History],
-// [Snapshot.History]); older ones are forgotten first.
-const HistoryLen = 50
+// historyLen is how many transitions the breaker remembers ([Stats.History],
+// a snapshot's); older ones are forgotten first.
+const historyLen = 50
 
-// Transition is one change of the circuit's state, as the history and
-// [Config.OnStateChange] see it.
+// Transition is one change of the circuit's state, as [Stats.History] and
+// [Config.OnStateChange] see it. From and To may be the same for a manual
+// control, a completion and a provider limit.
 type Transition struct {
-	// At is when it happened, by [Config.Now]. A transition that happens
-	// lazily (the cooldown ending) is dated when a call noticed it.
+	// At is when it happened (a lazy one: when a call noticed it).
 	At time.Time `json:"at"`
-	// From and To are the states before and after. They differ, except for
-	// the manual controls (Resume, Skip, Abort, ForceOpen), completion and
-	// a provider limit, which are recorded even when the state stays the
-	// same.
+	// From and To are the states before and after.
 	From State `json:"from"`
 	To   State `json:"to"`
 	// Cause says what made the transition.
 	Cause Cause `json:"cause"`
-	// Reason is the circuit's reason after the transition: why it opened
-	// or went half-open. It is zero when the circuit closed. For
-	// CauseComplete it is the completion reason, and for
-	// CauseProviderLimit the provider limit's.
+	// Reason is the circuit's reason after it, the completion's or the limit's.
 	Reason Reason `json:"reason"`
-	// Iteration is the number of iterations (successes and failures)
-	// recorded when the transition happened; the iteration that tripped
-	// the circuit is the last one counted.
+	// Iteration is how many iterations were recorded by then.
 	Iteration int `json:"iteration"`
 }
 
@@ -48,51 +40,20 @@ func (t Transition) String() string {
 // Cause says what made a transition.
 type Cause uint8
 
-// The causes of transitions. New causes are added at the end; they are
-// stored by name (Cause.String), never by number.
+// The causes of transitions. They are stored by name, never by number.
 const (
-	// CauseSignal: a stop signal tripped (the circuit opened) or watched
-	// (it went half-open for one more chance), or the half-open probe
-	// failed, or was lost with its process (found by Restore).
-	// [Transition.Reason] says which.
-	CauseSignal Cause = iota
-	// CauseCooldownOver: the cooldown passed and the open circuit went
-	// half-open.
-	CauseCooldownOver
-	// CauseProbeSucceeded: the half-open probe succeeded and the circuit
-	// closed.
-	CauseProbeSucceeded
-	// CauseResume: a person resumed the loop ([CircuitBreaker.Resume]).
-	CauseResume
-	// CauseSkip: a person skipped the stuck task ([CircuitBreaker.Skip]).
-	CauseSkip
-	// CauseAbort: a person aborted the loop ([CircuitBreaker.Abort]).
-	CauseAbort
-	// CauseForceOpen: the host forced the circuit open
-	// ([CircuitBreaker.ForceOpen]).
-	CauseForceOpen
-	// CauseReset: [CircuitBreaker.Reset] closed the circuit.
-	CauseReset
-	// CauseComplete: a completion signal completed the loop;
-	// [Transition.Reason] says which. A half-open circuit closes; a closed
-	// one stays closed, and the history records it all the same.
-	CauseComplete
-	// CauseProtectedFiles: the iteration just recorded lost protected files
-	// ([Config.Guard]); the circuit is held open, and the history records it
-	// even when the circuit was open already.
-	CauseProtectedFiles
-	// CauseProviderLimit: a provider limit was put in force (an iteration
-	// recorded as ProviderLimit or ProviderStop, or
-	// [CircuitBreaker.ObserveLimit]); [Transition.Reason] is the limit's
-	// reason, of kind [ReasonProviderLimit] or [ReasonProviderStopped]. The
-	// circuit's state stays as it is: From and To are the same. A limit
-	// that one in force outlasts is not recorded again.
-	CauseProviderLimit
-	// CauseLimitLifted: the provider limit in force was lifted before its
-	// reset, as the provider answered again ([CircuitBreaker.LiftLimit]);
-	// [Transition.Reason] is the lifted limit's reason. The circuit's state
-	// stays as it is.
-	CauseLimitLifted
+	CauseSignal         Cause = iota // a signal fired, or the probe failed or was lost
+	CauseCooldownOver                // the cooldown passed: half-open
+	CauseProbeSucceeded              // the probe succeeded: closed
+	CauseResume                      // [CircuitBreaker.Resume]
+	CauseSkip                        // [CircuitBreaker.Skip]
+	CauseAbort                       // [CircuitBreaker.Abort]
+	CauseForceOpen                   // [CircuitBreaker.ForceOpen]
+	CauseReset                       // [CircuitBreaker.Reset] closed the circuit
+	CauseComplete                    // a completion signal completed the loop
+	CauseProtectedFiles              // [Config.Guard] found files lost: held open
+	CauseProviderLimit               // a provider limit was put in force
+	CauseLimitLifted                 // [CircuitBreaker.LiftLimit] lifted it early
 )
 
 var causeNames = [...]string{

@@ -62,7 +62,7 @@ func TestHistoryRecordsTheNoProgressWatch(t *testing.T) {
 	}, transitions(b.Stats().History))
 }
 
-// The history keeps the last HistoryLen transitions, and Stats gives a
+// The history keeps the last historyLen transitions, and Stats gives a
 // copy.
 func TestHistoryKeepsTheLastFiftyTransitions(t *testing.T) {
 	b, clock := newTestBreaker(t, Config{Failures: FailureRules{MaxConsecutive: 1}, Cooldown: time.Second, MaxConsecutiveOpens: -1})
@@ -72,26 +72,26 @@ func TestHistoryKeepsTheLastFiftyTransitions(t *testing.T) {
 		require.True(t, b.Check().Probe)
 	}
 	h := b.Stats().History
-	require.Len(t, h, HistoryLen)
+	require.Len(t, h, historyLen)
 	assert.Equal(t, "HALF_OPEN -> OPEN (signal: 6 consecutive failures (threshold: 1)) at iteration 6", h[0].String(),
 		"the first ten transitions (five iterations) are forgotten")
-	assert.Equal(t, HalfOpen, h[HistoryLen-1].To)
+	assert.Equal(t, HalfOpen, h[historyLen-1].To)
 
 	h[0].From = Closed
 	assert.Equal(t, HalfOpen, b.Stats().History[0].From, "Stats returns a copy")
 
 	snap := roundTrip(t, b.Snapshot())
-	assert.Len(t, snap.data.History, HistoryLen, "a full history is a valid snapshot")
+	assert.Len(t, snap.data.History, historyLen, "a full history is a valid snapshot")
 	nb, _ := newTestBreaker(t, Config{MaxConsecutiveOpens: -1})
 	require.NoError(t, nb.Restore(snap))
 	nb.Resume()
 	h = nb.Stats().History
-	require.Len(t, h, HistoryLen, "restored, it forgets the oldest first")
+	require.Len(t, h, historyLen, "restored, it forgets the oldest first")
 	assert.Equal(t, "HALF_OPEN -> OPEN (signal: 7 consecutive failures (threshold: 1)) at iteration 7", h[0].String())
 	assert.Equal(t, []string{
 		"HALF_OPEN -> OPEN (signal: Half-open probe lost: the process stopped before its outcome was recorded) at iteration 30",
 		"OPEN -> CLOSED (resume) at iteration 30",
-	}, transitions(h[HistoryLen-2:]), "the probe let through before the snapshot was lost")
+	}, transitions(h[historyLen-2:]), "the probe let through before the snapshot was lost")
 }
 
 // A closed circuit that stays closed records nothing, and costs nothing.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -13,7 +14,7 @@ import (
 // panics while armed, as a host's bug would.
 type panicky struct {
 	armed bool
-	clock *fakeClock
+	clock *loopbreakertest.Clock
 }
 
 func (p *panicky) now() time.Time {

@@ -3,10 +3,9 @@ package loopbreaker
 import (
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/loopbreaker/loopbreaker/internal/errtext"
 	"github.com/loopbreaker/loopbreaker/internal/limits"
 )
 
@@ -16,29 +15,21 @@ import (
 // failing: it trips nothing and counts toward no failure, progress or
 // same-error rule, and Check refuses until it lifts.
 
-// [MaxProviderLimitWait] is the furthest a provider limit's reset may lie:
+// maxProviderLimitWait is the furthest a provider limit's reset may lie:
 // 35 days. No provider window is longer than a month (a weekly limit, a
 // monthly spend cap); a reset further off (a host's mistake, a state
 // edited by hand) counts as this far.
-const MaxProviderLimitWait = limits.MaxAhead
+const maxProviderLimitWait = limits.MaxAhead
 
 // LimitKind says what a provider limit asks of the loop.
 type LimitKind uint8
 
-// The kinds of provider limits.
+// The kinds of provider limits. Without a [Limit.Reset], a wait lasts
+// [LimitRules.Wait] and a throttle [LimitRules.ThrottleWait].
 const (
-	// LimitWait: a usage limit (Claude's 5-hour or weekly limit, Codex's
-	// usage limit) that lifts at [Limit.Reset], or, when no reset time is
-	// known, after [LimitRules.Wait] (60 minutes).
-	LimitWait LimitKind = iota
-	// LimitThrottle: a short rate or capacity throttle (an HTTP 429 or
-	// 529, a per-minute rate limit, an overloaded server) that lifts at
-	// [Limit.Reset], or, when no reset time is known, after
-	// [LimitRules.ThrottleWait] (5 minutes).
-	LimitThrottle
-	// LimitStop: a limit no waiting ends (no credit left, a quota or
-	// billing cap, usage disabled by an admin): a person has to act.
-	LimitStop
+	LimitWait     LimitKind = iota // a usage limit
+	LimitThrottle                  // a rate or capacity throttle (HTTP 429, 529)
+	LimitStop                      // no waiting ends it (no credit): a person acts
 )
 
 const limitKindCount = int(LimitStop) + 1
@@ -56,38 +47,23 @@ func (k LimitKind) String() string {
 	return "LimitKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Limit is a provider limit: what [ProviderLimitOf] and
-// [ProviderLimitInText] recognise, what a [*LimitError] carries, and what
-// [CircuitBreaker.ObserveLimit] is told.
+// Limit is a provider limit: what [ProviderLimitOf] recognises, a
+// [*LimitError] carries and [CircuitBreaker.ObserveLimit] is told.
 type Limit struct {
-	// Kind is what the limit asks of the loop; the zero value is a usage
-	// limit to wait out.
+	// Kind is what the limit asks of the loop; zero: [LimitWait].
 	Kind LimitKind
-	// Reset is when the limit lifts, as the provider said it; zero when
-	// it did not say, and for a LimitStop. The breaker waits
-	// [LimitRules.Wait] or [LimitRules.ThrottleWait] then, and
-	// never longer than [MaxProviderLimitWait]. A reset that is not after
-	// the time the limit was seen (a Retry-After of 0, "retryDelay": "0s")
-	// is waited out for a second: the provider said to retry at once, and
-	// a loop that hits it again and again does not spin.
+	// Reset is when it lifts; zero when not known (see [LimitRules]) and for
+	// a stop. It is waited at least a second and at most 35 days.
 	Reset time.Time
-	// Why says what the provider said, for a person: "You've hit your
-	// limit (resets 2026-01-29 17:00 Europe/Vilnius)", "HTTP 429: API
-	// error rate_limit_exceeded".
+	// Why is what the provider said, for a person.
 	Why string
-	// Source names where the limit was seen, for a limit a transport read
-	// in a response: the host of the API that answered
-	// (api.anthropic.com). Empty otherwise. [CircuitBreaker.LiftLimit]
-	// lifts a wait or throttle of a source.
+	// Source is the API host a transport saw it from; empty otherwise.
 	Source string
 }
 
-// LimitError is an error that is a provider limit. A host that knows its
-// error is one (an SDK's rate-limit error, a proxy's quota error) wraps
-// it in a *LimitError, and [DefaultClassify] and [ProviderLimitOf] take it
-// for what it says, whatever its text, before reading anything else.
+// LimitError is an error that is a provider limit: [DefaultClassify] and
+// [ProviderLimitOf] take it as it says, whatever its text.
 type LimitError struct {
-	// Limit is the limit.
 	Limit Limit
 	// Err is the error the host got; it may be nil.
 	Err error
@@ -112,20 +88,10 @@ func (e *LimitError) Error() string {
 // Unwrap returns Err.
 func (e *LimitError) Unwrap() error { return e.Err }
 
-// LimitPattern is a host's own way of recognising a provider limit in
-// text (an error's text or an agent's output), for [LimitRules.Patterns],
-// [ProviderLimitOf] and [ProviderLimitInText].
-//
-// Patterns run before the built-in rules, in order, and the first that
-// matches decides; the built-in rules run only when none matches. A
-// pattern sees the text the built-in rules see: its last 64 KiB, without
-// the tool results of Claude Code's stream-json output.
-//
-// When Match has a group named "reset", its text is read as the time the
-// limit lifts: a clock time as Claude Code writes it ("5pm
-// (Europe/Vilnius)", "May 5 at 9pm"), a duration ("10 minutes", "in 2h",
-// "37s"), a Unix time, an RFC 3339 time or an HTTP date. A LimitStop
-// ignores it.
+// LimitPattern is a host's own way of recognising a provider limit in text.
+// Patterns run in order before the built-in rules, and the first match
+// decides. A group named "reset" is read as when the limit lifts (a clock
+// time, a duration, a Unix, RFC 3339 or HTTP time).
 type LimitPattern struct {
 	// Match finds the limit; it must not be nil.
 	Match *regexp.Regexp
@@ -133,9 +99,7 @@ type LimitPattern struct {
 	Kind LimitKind
 	// Why is [Limit.Why]; empty reports the pattern's expression.
 	Why string
-	// NotALimit makes a match mean that the text is no limit, whatever
-	// the built-in rules would say (Kind and Why are then ignored): a
-	// host's own message that quotes a provider's.
+	// NotALimit makes a match mean no limit, whatever the built-in rules say.
 	NotALimit bool
 }
 
@@ -178,19 +142,10 @@ func fromInternal(l limits.Limit) (Limit, bool) {
 	return Limit{}, false
 }
 
-// ProviderLimitOf reports whether err is a provider limit, and which.
-//
-// A [*LimitError] in err's tree (errors.As) is taken as it is. Otherwise
-// the error is read: a timeout (context.DeadlineExceeded, or an error
-// whose Timeout method reports true) is never a limit; an SDK error that
-// exposes its HTTP status (openai-go's and anthropic-sdk-go's
-// *apierror.Error, Azure's *azcore.ResponseError, or any error with a
-// StatusCode method or field and a Response) is read like an HTTP
-// response: 429 and Anthropic's 529 with Retry-After (seconds or an HTTP
-// date) and the rate-limit headers, 402 a stop; anything else by its text,
-// as [ProviderLimitInText] reads it. The patterns run first (see
-// [LimitPattern]). now is when the error happened: reset times such as
-// "5pm" resolve against it.
+// ProviderLimitOf reports whether err is a provider limit, and which: a
+// [*LimitError] in its tree, an SDK error's HTTP status (429, 529, 402)
+// and headers, or its text as [ProviderLimitInText] reads it. A timeout is
+// never a limit. The patterns run first; now resolves reset times.
 func ProviderLimitOf(err error, now time.Time, patterns ...LimitPattern) (Limit, bool) {
 	return limitOf(err, now, internalPatterns(patterns))
 }
@@ -203,7 +158,7 @@ func limitOf(err error, now time.Time, patterns []limits.Pattern) (Limit, bool) 
 	if le, ok := limitErrorIn(err, 0); ok {
 		l := le.Limit
 		if l.Why == "" && le.Err != nil {
-			l.Why = firstLine(le.Err.Error())
+			l.Why = errtext.FirstLine(le.Err.Error())
 		}
 		return l, true
 	}
@@ -242,36 +197,13 @@ func limitErrorIn(err error, depth int) (*LimitError, bool) {
 // maxErrorDepth bounds limitErrorIn's walk.
 const maxErrorDepth = 64
 
-// ProviderLimitInText reports whether text, what an agent printed, shows
-// a provider limit, and which. It reads the last 64 KiB of the text: Claude
-// Code's plain text ("You've hit your limit · resets 5pm
-// (Europe/Vilnius)", "Claude AI usage limit reached|1766502000") and its
-// stream-json lines (a rate_limit_event whose status is "rejected"; the
-// tool results of "user" events are left out, as they may only quote a
-// limit), API error bodies (Anthropic's rate_limit_error, OpenAI's
-// rate_limit_exceeded and insufficient_quota, Gemini's
-// RESOURCE_EXHAUSTED) and SDK error texts. A limit message counts where it
-// begins a line, so that prose quoting one does not. The patterns run first
-// (see [LimitPattern]). now is when the text was printed: reset times such
-// as "5pm" resolve against it, in the time zone the text names, or else in
-// now's location. The provider-limits guide lists every text recognised.
+// ProviderLimitInText reports whether text, what an agent printed, shows a
+// provider limit, and which: the messages of Claude Code, other agent CLIs,
+// the model APIs and SDKs, where they begin a line, in the last 64 KiB of
+// text. The patterns run first; now resolves reset times such as "5pm",
+// in the time zone the text names or else in now's location.
 func ProviderLimitInText(text string, now time.Time, patterns ...LimitPattern) (Limit, bool) {
 	return fromInternal(limits.FromText(text, now, internalPatterns(patterns)...))
-}
-
-// firstLine returns the first line of s, trimmed, at most 200 bytes of it
-// (never cutting a character).
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	s = strings.TrimSpace(s)
-	if len(s) > 200 {
-		i := 200
-		for i > 0 && !utf8.RuneStart(s[i]) {
-			i--
-		}
-		s = s[:i] + "..."
-	}
-	return s
 }
 
 // providerLimit is the provider limit in force: shared by every Check of
@@ -287,14 +219,9 @@ type providerLimit struct {
 	source string
 }
 
-// LiftLimit lifts the provider limit in force when it is a wait or a
-// throttle that source put in force ([Limit.Source]): the provider
-// answered a request sent after it, so the limit is no longer in force.
-// The HTTP transport (package transport) calls it when a model SDK's retry
-// succeeds under it. A limit of another source or of none (an iteration's error), a
-// stop, and an empty source change nothing. The lift is in the history
-// and goes to [Config.OnStateChange] (cause CauseLimitLifted), with the
-// reason of the limit lifted.
+// LiftLimit lifts the wait or throttle in force when source ([Limit.Source])
+// put it there: the provider has answered since. Anything else, and an
+// empty source, change nothing. The lift is recorded (CauseLimitLifted).
 func (b *CircuitBreaker) LiftLimit(source string) {
 	b.mu.Lock()
 	defer b.unlock()
@@ -306,14 +233,10 @@ func (b *CircuitBreaker) LiftLimit(source string) {
 	b.lift(now)
 }
 
-// ObserveLimit tells the breaker that the provider refused, as it happens:
-// a host (or an HTTP transport) that sees a limit during an iteration
-// reports it here, and Check refuses from now on, every worker's, until it
-// lifts (a [LimitStop]: until Resume, Skip or Reset). The iteration's
-// outcome is recorded as ever with Record. A limit that a limit already in
-// force outlasts changes nothing; a stop outlasts every wait. A half-open
-// probe slot is given back. A [Limit.Reset] already past changes nothing;
-// an unknown Kind counts as [LimitWait].
+// ObserveLimit puts a provider limit in force as it happens, during an
+// iteration: Check refuses until it lifts. A limit that the one in force
+// outlasts, or whose Reset is past, changes nothing; a stop outlasts every
+// wait. A half-open probe slot is given back.
 func (b *CircuitBreaker) ObserveLimit(l Limit) {
 	b.mu.Lock()
 	defer b.unlock()
@@ -337,7 +260,7 @@ func (b *CircuitBreaker) limitFor(err error, outcome Outcome) Limit {
 	}()
 	l, ok := limitOf(err, now, b.patterns)
 	if !ok {
-		l = Limit{Why: firstLine(err.Error())}
+		l = Limit{Why: errtext.FirstLine(err.Error())}
 	}
 	switch {
 	case outcome == ProviderStop:
@@ -354,7 +277,7 @@ const minProviderLimitWait = time.Second
 
 // limitUntil returns when l, seen at now, lifts: its reset (one not after
 // now waits minProviderLimitWait), or the default wait of its kind, at
-// most MaxProviderLimitWait from now.
+// most maxProviderLimitWait from now.
 func (b *CircuitBreaker) limitUntil(l Limit, now time.Time) time.Time {
 	until := l.Reset
 	if until.IsZero() {
@@ -367,7 +290,7 @@ func (b *CircuitBreaker) limitUntil(l Limit, now time.Time) time.Time {
 	if !until.After(now) {
 		until = now.Add(minProviderLimitWait)
 	}
-	return minTime(until, now.Add(MaxProviderLimitWait))
+	return minTime(until, now.Add(maxProviderLimitWait))
 }
 
 // limitAt returns the provider limit in force at now, and for a wait the
@@ -381,7 +304,7 @@ func (b *CircuitBreaker) limitAt(now time.Time) (Reason, time.Duration, bool) {
 		if now.Before(b.limit.until) {
 			// A clock set back far does not make the wait longer than
 			// any provider's.
-			return b.limit.reason, min(b.limit.until.Sub(now), MaxProviderLimitWait), true
+			return b.limit.reason, min(b.limit.until.Sub(now), maxProviderLimitWait), true
 		}
 		b.limit = providerLimit{}
 	}

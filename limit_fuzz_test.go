@@ -23,7 +23,7 @@ var limitFuzzSeeds = []string{
 
 // checkProviderLimit fails t unless l keeps the promises of a recognised
 // limit: a known kind, a reason, and a reset only on a wait, never before
-// now and at most MaxProviderLimitWait after it.
+// now and at most maxProviderLimitWait after it.
 func checkProviderLimit(t *testing.T, l Limit, ok bool, now time.Time) {
 	t.Helper()
 	if !ok {
@@ -38,7 +38,7 @@ func checkProviderLimit(t *testing.T, l Limit, ok bool, now time.Time) {
 	if l.Reset.IsZero() {
 		return
 	}
-	if l.Kind == LimitStop || l.Reset.Before(now) || l.Reset.Sub(now) > MaxProviderLimitWait {
+	if l.Kind == LimitStop || l.Reset.Before(now) || l.Reset.Sub(now) > maxProviderLimitWait {
 		t.Fatalf("limit %+v at %v", l, now)
 	}
 }
@@ -97,7 +97,7 @@ func FuzzRecordLimitText(f *testing.F) {
 				t.Fatalf("allowed after %+v", s)
 			}
 		case d.Reason.Kind == ReasonProviderLimit:
-			if d.RetryAfter <= 0 || d.RetryAfter > MaxProviderLimitWait || s.LimitedIterations != 1 {
+			if d.RetryAfter <= 0 || d.RetryAfter > maxProviderLimitWait || s.LimitedIterations != 1 {
 				t.Fatalf("limit %+v, retry after %v", d.Reason, d.RetryAfter)
 			}
 		case d.Reason.Kind == ReasonProviderStopped:

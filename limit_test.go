@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -285,16 +284,6 @@ func TestLimitKindAndOutcomeNames(t *testing.T) {
 	assert.Equal(t, "LimitKind(9)", LimitKind(9).String())
 	assert.Equal(t, "provider_limit", ProviderLimit.String())
 	assert.Equal(t, "provider_stop", ProviderStop.String())
-}
-
-func TestFirstLineIsShortAndWhole(t *testing.T) {
-	assert.Equal(t, "one", firstLine("  one \ntwo"))
-	long := firstLine(strings.Repeat("é", 150))
-	assert.True(t, strings.HasSuffix(long, "..."))
-	assert.LessOrEqual(t, len(long), 203)
-	assert.True(t, strings.HasPrefix(long, "éé"))
-	assert.NotContains(t, long, "\uFFFD")
-	assert.Equal(t, strings.Repeat("é", 100)+"...", long, "cut between characters")
 }
 
 // A provider that says to retry at once ("retryDelay": "0s", a

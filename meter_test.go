@@ -33,7 +33,7 @@ func TestCountCallCountsAsItHappensAndRecordCountsNoneAgain(t *testing.T) {
 	d := cb.Check()
 	assert.False(t, d.Allow, "the third call spent the budget")
 	assert.Equal(t, ReasonCallBudget, d.Reason.Kind)
-	clock.Advance(CallBudgetWindow)
+	clock.Advance(callBudgetWindow)
 	assert.True(t, cb.Check().Allow, "the calls left the rolling hour")
 }
 

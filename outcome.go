@@ -15,29 +15,11 @@ type Outcome uint8
 
 // The outcomes [Config.Classify] may give an iteration's error.
 const (
-	// Failure: the iteration failed; the failure rules count it and its
-	// error's fingerprint.
-	Failure Outcome = iota
-	// Success: the iteration succeeded although it returned an error (a
-	// host may classify, say, "nothing to do" as a success).
-	Success
-	// Neutral: the iteration neither succeeded nor failed, for example
-	// because the host cancelled it. It changes no counter and no signal,
-	// only [Stats.NeutralIterations], and it gives back a half-open probe
-	// slot, so that the next Check gets the probe.
-	Neutral
-	// ProviderLimit: the model provider refused the iteration for now (a
-	// usage limit, a rate limit, an overloaded server). It is no failure:
-	// it trips nothing and changes no counter of the signals, only
-	// [Stats.LimitedIterations]; it gives back a half-open probe slot; and
-	// Check refuses, without opening the circuit, until the limit lifts
-	// (see [Limit]).
-	ProviderLimit
-	// ProviderStop: the model provider refused the iteration for good (no
-	// credit, a quota or billing cap, usage disabled by an admin). Like
-	// ProviderLimit, but no waiting ends it: Check refuses until Resume,
-	// Skip or Reset.
-	ProviderStop
+	Failure       Outcome = iota // the failure signals count it and its error
+	Success                      // a success, although it returned an error
+	Neutral                      // neither (cancelled, say): only counted
+	ProviderLimit                // the provider refused for now: no failure
+	ProviderStop                 // the provider refused for good
 )
 
 // String returns "failure", "success", "neutral", "provider_limit" or
@@ -58,16 +40,10 @@ func (o Outcome) String() string {
 	return "Outcome(" + strconv.Itoa(int(o)) + ")"
 }
 
-// [DefaultClassify] is the classifier a nil [Config.Classify] stands for: an
-// error that matches context.Canceled (errors.Is) is Neutral, as the host
-// cancelled the iteration, not the agent failing it; a provider limit
-// ([ProviderLimitOf]: a [*LimitError], an HTTP 429 or 529, Claude Code's
-// "You've hit your limit", an API's rate_limit_error, ...) is
-// ProviderLimit, and one no waiting ends (no credit, a quota or billing
-// cap) ProviderStop; every other error is a Failure. A
-// context.DeadlineExceeded is a Failure, never a limit: an iteration that
-// ran out of time did not get its work done. The breaker's own default
-// also tries [LimitRules.Patterns].
+// DefaultClassify is the classifier a nil [Config.Classify] stands for:
+// context.Canceled is Neutral, a provider limit ([ProviderLimitOf]) is
+// ProviderLimit or ProviderStop, and every other error, a timeout included,
+// is a Failure.
 func DefaultClassify(err error) Outcome {
 	return classify(err, nil)
 }

@@ -82,47 +82,14 @@ func toolSteps(c *Config) {
 	c.Progress.OutputDeclinePercent = -1
 }
 
-// [ErrUnknownPreset] is matched (errors.Is) by the error Preset returns for a
-// name it does not know.
+// ErrUnknownPreset matches (errors.Is) Preset's error for an unknown name.
 var ErrUnknownPreset = errors.New("loopbreaker: unknown preset")
 
 // Preset returns [DefaultConfig] with the thresholds of the named preset:
-//
-//	preset             consecutive failures  same-error max
-//	feature            3                     5
-//	tdd-red-green      5                     3
-//	refactor           2                     3
-//	incident-response  2                     2
-//	migration-safety   1                     2
-//	autonomous         10                    5
-//	tool-steps         10                    off
-//
-// Every other preset name of ralph-starter (feature-minimal, spec-driven,
-// debug, code-archaeology, review, pr-review, adversarial-review, docs,
-// documentation-first, api-design, performance-optimization,
-// scientific-method, research, gap-analysis, mob-programming,
-// socratic-learning, confession-loop, pdd-to-code-assist) sets no breaker
-// values there, and here returns DefaultConfig, the standard 3 and 5.
-//
-// autonomous is the unattended loop of the superkit circuit-breaker design: on top of its thresholds it
-// trips on the same error 5 times in a row, scores progress over a window
-// of 3 iterations, keeps a budget of 100 calls per rolling hour, and waits a 30 minute cooldown that doubles after each
-// failed probe, up to 4 hours; after a recovery it watches the next 3
-// iterations for a relapse. (Its other signals, circular approach and
-// test-fix loop, are on in every config.)
-//
-// tool-steps is for a tool-calling agent that records one step (a model
-// turn's tool call and its result, [Iteration.Action] and
-// [Iteration.Observation]) per iteration. It judges the steps as OpenHands'
-// stuck detector does, by the step signals at OpenHands' thresholds, and
-// leaves out what stops healthy step-level work: 3 different failures in
-// a row, one error seen 5 times in a long run, steps that only look
-// counted as no progress, a short output counted as a decline.
-//
-// The host overrides a preset by setting fields on the returned Config; an
-// explicit value wins, as command-line flags win over presets in ralph-starter.
-// An unknown name is an error matching [ErrUnknownPreset] that lists the
-// known names.
+// ralph-starter's (feature, tdd-red-green, refactor, incident-response,
+// migration-safety, and those with the standard values), "autonomous"
+// (superkit's unattended loop) and "tool-steps" (OpenHands' step signals).
+// An unknown name is an error matching [ErrUnknownPreset].
 func Preset(name string) (Config, error) {
 	for _, p := range presets {
 		if p.name == name {
@@ -141,10 +108,8 @@ func Preset(name string) (Config, error) {
 	return Config{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownPreset, name, strings.Join(PresetNames(), ", "))
 }
 
-// [PresetNames] returns the names Preset knows, in a fixed order: the
-// presets with values of their own first (feature to tool-steps), then
-// ralph-starter's presets that take the standard values. The slice is the
-// caller's.
+// PresetNames returns the names Preset knows, those with values of their
+// own first. The slice is the caller's.
 func PresetNames() []string {
 	names := make([]string, 0, len(presets)+len(standardPresets))
 	for _, p := range presets {

@@ -5,37 +5,24 @@ import (
 	"strings"
 )
 
-// Price is what a model costs, in US dollars per million tokens, as its
-// provider's price page gives it.
+// Price is what a model costs, in US dollars per million tokens.
 type Price struct {
-	// Input is the price of a prompt token read neither from nor into the
-	// provider's prompt cache.
-	Input float64
-	// Output is the price of a completion token, thinking and reasoning
-	// tokens included.
+	// Input prices an uncached prompt token; Output a completion token,
+	// thinking included.
+	Input  float64
 	Output float64
-	// CacheRead is the price of a prompt token read from the cache
-	// (Anthropic's cache hits, OpenAI's cached input, Gemini's context
-	// caching); zero: the Input price.
-	CacheRead float64
-	// CacheWrite is the price of a prompt token written to the cache
-	// (Anthropic's 5-minute cache write); zero: the Input price.
+	// CacheRead and CacheWrite price a prompt token read from, or written
+	// to, the prompt cache; zero: the Input price.
+	CacheRead  float64
 	CacheWrite float64
-	// LongAbove and Long price a long request: one whose prompt (its
-	// InputTokens, cached ones included) is above LongAbove tokens costs
-	// Long for all its tokens, as Gemini's Pro models above 200,000 and
-	// OpenAI's GPT-5.4 and later above 272,000 do. Zero or nil: no such
-	// tier.
+	// Long prices every token of a request whose prompt is above LongAbove
+	// tokens (a long-context tier); nil: none.
 	LongAbove int
 	Long      *Price
 }
 
-// Cost returns what u cost at p, in US dollars: its prompt tokens that are
-// neither cache reads nor cache writes at Input, the cache reads at
-// CacheRead, the writes at CacheWrite, the output at Output; all at Long
-// when the prompt is above LongAbove. u.CostUSD and u.Model are not read.
-// Negative counts count as zero; a cache count above the input is cut to
-// it.
+// Cost returns what u's tokens cost at p, in US dollars; u.CostUSD and
+// u.Model are not read.
 func (p Price) Cost(u Usage) float64 {
 	in := max(u.InputTokens, 0)
 	if p.Long != nil && p.LongAbove > 0 && in > p.LongAbove {
@@ -56,9 +43,8 @@ func (p Price) Cost(u Usage) float64 {
 	return math.Min(math.Max(cost/1e6, 0), math.MaxFloat64)
 }
 
-// Cost returns what u's tokens cost at the price of its Model (Lookup),
-// in US dollars; false when the table has no price for the model, or u
-// names none. u.CostUSD is not read.
+// Cost returns what u's tokens cost at the price of u.Model ([Prices.Lookup]);
+// false when there is none.
 func (p Prices) Cost(u Usage) (float64, bool) {
 	if u.Model == "" {
 		return 0, false
@@ -70,26 +56,17 @@ func (p Prices) Cost(u Usage) (float64, bool) {
 	return price.Cost(u), true
 }
 
-// Prices is a price table: the price of each model, by the model's name as
-// its provider's API names it (claude-sonnet-4-5, gpt-5, gemini-2.5-pro).
-// [SpendRules.Prices] is one; [DefaultPrices] returns the built-in table, which
-// a host extends or corrects by setting entries.
+// Prices is a price table, by the model's name as its provider's API gives
+// it (claude-sonnet-4-5, gpt-5, gemini-2.5-pro).
 type Prices map[string]Price
 
-// [PricesDate] is the day the built-in price table ([DefaultPrices]) was read
-// from the providers' price pages. Prices change: a host whose models or
-// prices differ sets its own in [SpendRules.Prices].
+// PricesDate is the day the [DefaultPrices] were read from the providers'
+// price pages.
 const PricesDate = "2026-11-22"
 
-// DefaultPrices returns the built-in price table, a new map the caller may
-// change: the Anthropic, OpenAI and Google Gemini models of the providers'
-// public price pages as of [PricesDate], at their standard, on-demand
-// rates (no batch or priority tier, no regional uplift), with the long
-// context tiers of Claude Haiku 5.5, GPT-5.4 and later, and Gemini's Pro
-// models. Where a promotional price ran out within weeks of that day
-// (Gemini 3.6 to 3.8 Flash), the table has the list price: a spend cap
-// then stops a little early rather than late. Anthropic's 1-hour cache
-// writes are priced as 5-minute ones, which they cost 1.6 times.
+// DefaultPrices returns the built-in table of Anthropic, OpenAI and Google
+// Gemini models at their standard rates as of [PricesDate], a new map the
+// caller may change.
 func DefaultPrices() Prices {
 	p := Prices{}
 	// Anthropic: input, output, 5-minute cache write, cache read.
@@ -190,15 +167,9 @@ func DefaultPrices() Prices {
 	return p
 }
 
-// Lookup returns the price of model. It tries the name as given, then as
-// the providers' APIs vary it: lower-cased; without a router's or cloud's
-// prefix ("anthropic/claude-sonnet-4.5", "models/gemini-2.5-pro",
-// "us.anthropic.claude-sonnet-4-5-20250929-v1:0"); with the dots of a
-// Claude version as dashes ("claude-sonnet-4.5"); and without a version
-// suffix: a date ("-20250929", "-2025-04-14", "@20250929"), "-latest",
-// "-001", "-v1:0", Claude Code's "[1m]", a Gemini preview's
-// "-preview-09-2025". A name that only begins like a known one
-// (gpt-5-turbo) has no price: it is not guessed from a cheaper model.
+// Lookup returns the price of model, by its name as given or as providers
+// vary it (case, a router's or cloud's prefix, a date or version suffix); a
+// name that only begins like a known one has no price.
 func (p Prices) Lookup(model string) (Price, bool) {
 	if pr, ok := p[model]; ok {
 		return pr, true

@@ -137,7 +137,7 @@ func TestAModelWithNoPriceIsWarnedOfUnderADollarCap(t *testing.T) {
 	require.True(t, d.Allow)
 	require.Len(t, d.Warnings, 1)
 	assert.Equal(t, ReasonUnpricedModel, d.Warnings[0].Kind)
-	assert.Equal(t, `No price for models "gpt-9-preview", "my-finetune": their calls count no dollars toward the spend cap (add them to Config.Spend.Prices)`, d.Warning)
+	assert.Equal(t, `No price for models "gpt-9-preview", "my-finetune": their calls count no dollars toward the spend cap (add them to Config.Spend.Prices)`, warningsText(d))
 	assert.Equal(t, d.Warnings, b.Stats().Warnings)
 	assert.Zero(t, b.Stats().Spend.Total.CostUSD)
 	assert.Equal(t, 400, b.Stats().Spend.Total.InputTokens, "the tokens count")
@@ -151,7 +151,7 @@ func TestAModelWithNoPriceIsWarnedOfUnderADollarCap(t *testing.T) {
 
 	b, _ = newTestBreaker(t, Config{Spend: SpendRules{MaxCostUSDPerHour: 1}})
 	b.AddUsage(Usage{InputTokens: 100, Model: "gpt-9-preview"})
-	assert.Equal(t, `No price for model "gpt-9-preview": its calls count no dollars toward the spend cap (add it to Config.Spend.Prices)`, b.Check().Warning)
+	assert.Equal(t, `No price for model "gpt-9-preview": its calls count no dollars toward the spend cap (add it to Config.Spend.Prices)`, warningsText(b.Check()))
 }
 
 // A cost the host gives is taken as it is, model or not.

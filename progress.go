@@ -2,32 +2,23 @@ package loopbreaker
 
 import "time"
 
-// Progress is what a host that measures progress reports about one
-// iteration. Every field is a count for that iteration, except
-// TestsPassing, which is the number of tests passing after it.
+// Progress is what one iteration achieved ([Iteration.Progress]): counts
+// for the iteration, except TestsPassing. Any unit works for OutputLength
+// and Errors, if it is always the same.
 type Progress struct {
-	// FilesChanged counts the files the iteration changed.
-	FilesChanged int
-	// TasksCompleted counts the tasks the iteration completed.
+	// FilesChanged, TasksCompleted and a rise in TestsPassing (the tests
+	// passing after it) are progress.
+	FilesChanged   int
 	TasksCompleted int
-	// TestsPassing is the number of passing tests after the iteration.
-	// Raising it above the previous measured iteration's is progress; the
-	// first measured iteration only sets the baseline.
-	TestsPassing int
-	// OutputLength is the size of the iteration's output (bytes, lines or
-	// tokens: any unit, as long as it is always the same).
+	TestsPassing   int
+	// OutputLength is the size of the iteration's output.
 	OutputLength int
-	// PermissionDenials counts the tool calls the iteration had refused.
+	// PermissionDenials counts the tool calls refused.
 	PermissionDenials int
-	// ErrorsResolved counts the build or lint errors the iteration
-	// resolved; only the progress score reads it.
+	// ErrorsResolved and Reverted count only in the progress score.
 	ErrorsResolved int
-	// Reverted says the iteration reverted earlier changes; only the
-	// progress score reads it.
-	Reverted bool
-	// Errors counts the errors the iteration ran into (build, lint, type,
-	// test or tool errors: any count, as long as it is always counted the
-	// same way); only the errors-rising warning reads it.
+	Reverted       bool
+	// Errors counts the errors met, for the errors-rising warning.
 	Errors int
 }
 

@@ -258,7 +258,7 @@ func TestStatsShowProgressEvidence(t *testing.T) {
 	assert.Equal(t, []int{300, 400, 500, 600, 700, 800, 900, 1000, 1100, 1200}, s.Progress.OutputTrend)
 	assert.Equal(t, 7, s.Progress.ConsecutiveNoProgress)
 	assert.Equal(t, 2, s.Progress.ConsecutivePermissionDenials)
-	assert.Equal(t, newFakeClock().Now().Add(5*time.Minute), s.Progress.LastProgress)
+	assert.Equal(t, testStart.Add(5*time.Minute), s.Progress.LastProgress)
 
 	s.Progress.OutputTrend[0] = -1
 	assert.Equal(t, 300, b.Stats().Progress.OutputTrend[0], "a copy")

@@ -67,9 +67,9 @@ func TestCheckRefusesUntilTheResetThenAllows(t *testing.T) {
 	err := d.Err()
 	assert.ErrorIs(t, err, ErrProviderLimit)
 	assert.NotErrorIs(t, err, ErrOpen)
-	var stop *StopError
-	require.ErrorAs(t, err, &stop)
-	assert.Equal(t, 8*time.Hour, stop.RetryAfter)
+	var refused *RefusedError
+	require.ErrorAs(t, err, &refused)
+	assert.Equal(t, 8*time.Hour, refused.RetryAfter)
 	assert.Equal(t, "loopbreaker: Provider limit: You've hit your limit (resets 2026-01-19 17:00 UTC); retry in 8h0m0s", err.Error())
 
 	s := b.Stats()
@@ -344,12 +344,12 @@ func TestHostClassifierDecidesWhatIsALimit(t *testing.T) {
 }
 
 // A reset further off than any provider's window counts as
-// MaxProviderLimitWait from now.
+// maxProviderLimitWait from now.
 func TestAResetTooFarOffIsCapped(t *testing.T) {
 	b, clock := newTestBreaker(t, Config{})
 	b.ObserveLimit(Limit{Reset: clock.Now().AddDate(1, 0, 0)})
-	assert.Equal(t, MaxProviderLimitWait, b.Check().RetryAfter)
-	assert.Equal(t, clock.Now().Add(MaxProviderLimitWait), b.Stats().ProviderLimitUntil)
+	assert.Equal(t, maxProviderLimitWait, b.Check().RetryAfter)
+	assert.Equal(t, clock.Now().Add(maxProviderLimitWait), b.Stats().ProviderLimitUntil)
 }
 
 // Stats and the log show the limit in force and when it lifts.
@@ -369,12 +369,12 @@ func TestStatsShowTheLimit(t *testing.T) {
 func TestProviderLimitConfigIsValidated(t *testing.T) {
 	for _, cfg := range []Config{
 		{Limits: LimitRules{Wait: -time.Second}},
-		{Limits: LimitRules{Wait: MaxProviderLimitWait + time.Second}},
+		{Limits: LimitRules{Wait: maxProviderLimitWait + time.Second}},
 		{Limits: LimitRules{ThrottleWait: -time.Second}},
 	} {
 		assert.ErrorIs(t, cfg.Validate(), ErrInvalidConfig, "%+v", cfg)
 	}
-	assert.NoError(t, Config{Limits: LimitRules{Wait: MaxProviderLimitWait}}.Validate())
+	assert.NoError(t, Config{Limits: LimitRules{Wait: maxProviderLimitWait}}.Validate())
 }
 
 // A *LimitError is found wherever errors.As would find it: joined with

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -53,30 +53,11 @@ func (a *stuckAgent) Step(context.Context) (stepResult, error) {
 		fmt.Errorf("AssertionError: expected 404 to equal 200 at Context.<anonymous> (test/api.test.js:%d:19)", 40+a.steps)
 }
 
-// testClock is a clock whose Sleep moves it on at once.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-	return ctx.Err()
-}
-
 // A newcomer's loop, exactly as README.md shows it, around an agent stuck
 // on one error: it ends by itself, within minutes of the breaker's clock,
 // with an error that says the breaker gave up and why.
 func TestTheREADMELoopStopsAStuckAgent(t *testing.T) {
-	clock := &testClock{now: time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)}
+	clock := loopbreakertest.NewClock(time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC))
 	cfg := loopbreaker.DefaultConfig()
 	cfg.Now, cfg.Sleep = clock.Now, clock.Sleep
 	agent := &stuckAgent{}
@@ -87,7 +68,7 @@ func TestTheREADMELoopStopsAStuckAgent(t *testing.T) {
 	err := readmeLoop(ctx, cfg, agent)
 
 	require.ErrorIs(t, err, loopbreaker.ErrGaveUp)
-	var open *loopbreaker.OpenError
+	var open *loopbreaker.RefusedError
 	require.True(t, errors.As(err, &open))
 	assert.Equal(t, loopbreaker.ReasonGaveUp, open.Reason.Kind)
 	assert.Contains(t, err.Error(), "Gave up: the circuit opened 10 times in a row without recovering (threshold: 10)")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +21,7 @@ func relapsing(cfg Config) Config {
 
 // recovered opens the circuit with trip, waits out the cooldown, and
 // records probe, which must close it.
-func recovered(t *testing.T, cfg Config, trip []Iteration, probe Iteration) (*CircuitBreaker, *fakeClock) {
+func recovered(t *testing.T, cfg Config, trip []Iteration, probe Iteration) (*CircuitBreaker, *loopbreakertest.Clock) {
 	t.Helper()
 	b, clock := newTestBreaker(t, cfg)
 	for _, it := range trip {

@@ -2,22 +2,10 @@ package loopbreaker
 
 import "strconv"
 
-// Risk is the stagnation risk of superkit's per-iteration status (LOW,
-// MEDIUM or HIGH), which [Stats.Risk] reports so that a host can show it
-// with every iteration. superkit names the three levels; the breaker
-// grades them by how close its signals are to stopping the loop:
-//
-//   - HIGH: the circuit is open or half-open, or one more bad iteration
-//     opens it: a counting stop signal (consecutive failures, the last
-//     error's count, the same error in a row, iterations without
-//     progress, permission denials, failures on one task) is one short
-//     of its threshold, or the progress score is below zero with one
-//     iteration left to fill its window.
-//   - MEDIUM: none of that, but something is going wrong: the last
-//     iteration failed, the last measured one made no progress, a
-//     warning is in force ([Decision.Warnings]), or the relapse watch
-//     after a recovery is running.
-//   - LOW: otherwise, including a complete loop.
+// Risk is superkit's stagnation risk ([Stats.Risk]): HIGH when the circuit
+// is open or half-open or one more bad iteration opens it, MEDIUM when the
+// last iteration failed or made no progress, a warning is in force or a
+// relapse is watched, LOW otherwise.
 type Risk uint8
 
 // The stagnation risks.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,57 +18,57 @@ func TestStagnationRisk(t *testing.T) {
 	tests := []struct {
 		name  string
 		cfg   Config
-		story func(b *CircuitBreaker, clock *fakeClock)
+		story func(b *CircuitBreaker, clock *loopbreakertest.Clock)
 		risk  Risk
 	}{
-		{"a fresh breaker", Config{}, func(*CircuitBreaker, *fakeClock) {}, RiskLow},
-		{"a success", Config{}, func(b *CircuitBreaker, _ *fakeClock) { b.RecordSuccess() }, RiskLow},
-		{"a failure", Config{}, func(b *CircuitBreaker, _ *fakeClock) { b.Record(Iteration{Err: distinct(0)}) }, RiskMedium},
-		{"two failures: one short of three", Config{}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"a fresh breaker", Config{}, func(*CircuitBreaker, *loopbreakertest.Clock) {}, RiskLow},
+		{"a success", Config{}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) { b.RecordSuccess() }, RiskLow},
+		{"a failure", Config{}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) { b.Record(Iteration{Err: distinct(0)}) }, RiskMedium},
+		{"two failures: one short of three", Config{}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			b.Record(Iteration{Err: distinct(0)})
 			b.Record(Iteration{Err: distinct(1)})
 		}, RiskHigh},
-		{"a success after them", Config{}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"a success after them", Config{}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			b.Record(Iteration{Err: distinct(0)})
 			b.Record(Iteration{Err: distinct(1)})
 			b.RecordSuccess()
 		}, RiskLow},
-		{"open", Config{}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"open", Config{}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			for i := range 3 {
 				b.Record(Iteration{Err: distinct(i)})
 			}
 		}, RiskHigh},
-		{"half-open after the cooldown", Config{}, func(b *CircuitBreaker, clock *fakeClock) {
+		{"half-open after the cooldown", Config{}, func(b *CircuitBreaker, clock *loopbreakertest.Clock) {
 			for i := range 3 {
 				b.Record(Iteration{Err: distinct(i)})
 			}
 			clock.Advance(DefaultConfig().Cooldown)
 		}, RiskHigh},
-		{"an iteration without progress", Config{}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"an iteration without progress", Config{}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			b.Record(Iteration{Progress: &Progress{}})
 		}, RiskMedium},
-		{"the fourth of five same errors", Config{}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"the fourth of five same errors", Config{}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			for line := range 4 {
 				b.RecordSuccess()
 				b.Record(Iteration{Err: errA(line)})
 			}
 		}, RiskHigh},
-		{"two failures on one task", Config{Failures: FailureRules{MaxConsecutive: 5}}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"two failures on one task", Config{Failures: FailureRules{MaxConsecutive: 5}}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			b.Record(Iteration{Task: "05-01", Err: distinct(0)})
 			b.Record(Iteration{Task: "05-01", Err: distinct(1)})
 		}, RiskHigh},
-		{"a negative score with one iteration left in the window", Config{Progress: ProgressRules{ScoreWindow: 3, MaxNoProgress: -1}}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"a negative score with one iteration left in the window", Config{Progress: ProgressRules{ScoreWindow: 3, MaxNoProgress: -1}}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			b.Record(Iteration{Progress: &Progress{}})                // -3
 			b.Record(Iteration{Progress: &Progress{FilesChanged: 1}}) // +1: -2 over two of three
 		}, RiskHigh},
-		{"a warning in force", Config{Progress: ProgressRules{MaxTaskIterations: 1}}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"a warning in force", Config{Progress: ProgressRules{MaxTaskIterations: 1}}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			b.Record(Iteration{Task: "05-01"})
 			b.Record(Iteration{Task: "05-01"})
 		}, RiskMedium},
-		{"the call budget 80% used", Config{Spend: SpendRules{MaxCallsPerHour: 10}}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"the call budget 80% used", Config{Spend: SpendRules{MaxCallsPerHour: 10}}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			b.Record(Iteration{Calls: 8})
 		}, RiskMedium},
-		{"the relapse watch after a recovery", Config{RelapseWindow: 3}, func(b *CircuitBreaker, clock *fakeClock) {
+		{"the relapse watch after a recovery", Config{RelapseWindow: 3}, func(b *CircuitBreaker, clock *loopbreakertest.Clock) {
 			for i := range 3 {
 				b.Record(Iteration{Err: distinct(i)})
 			}
@@ -75,15 +76,15 @@ func TestStagnationRisk(t *testing.T) {
 			b.Check()
 			b.RecordSuccess()
 		}, RiskMedium},
-		{"a complete loop", Config{}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"a complete loop", Config{}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			b.Record(Iteration{Err: distinct(0)})
 			b.Record(Iteration{Err: distinct(1)})
 			b.Record(Iteration{Plan: &Plan{Done: 3}})
 		}, RiskLow},
-		{"a threshold of one is never one short", Config{Failures: FailureRules{MaxConsecutive: 1, MaxSameError: -1}}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"a threshold of one is never one short", Config{Failures: FailureRules{MaxConsecutive: 1, MaxSameError: -1}}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			b.RecordSuccess()
 		}, RiskLow},
-		{"failures with the signals off", Config{Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1, MaxSameTask: -1}}, func(b *CircuitBreaker, _ *fakeClock) {
+		{"failures with the signals off", Config{Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1, MaxSameTask: -1}}, func(b *CircuitBreaker, _ *loopbreakertest.Clock) {
 			for i := range 10 {
 				b.Record(Iteration{Task: "05-01", Err: distinct(i)})
 			}

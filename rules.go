@@ -5,184 +5,91 @@ import (
 	"strings"
 )
 
-// ReasonKind names the signal that opened the circuit.
+// ReasonKind names the signal behind a reason. [ReasonKind.Class] says what
+// a reason of the kind does: open the circuit, refuse for a limit, complete
+// the loop, or warn.
 type ReasonKind uint8
 
-// The reason kinds. Each stop signal has its own.
+// ReasonClass is what a reason does to the loop ([ReasonKind.Class]).
+type ReasonClass uint8
+
+// The reason classes.
 const (
-	// [ReasonNone]: the circuit has not opened.
-	ReasonNone ReasonKind = iota
-	// ReasonConsecutiveFailures: Count failures in a row reached Threshold
-	// ([FailureRules.MaxConsecutive]).
-	ReasonConsecutiveFailures
-	// ReasonSameErrorInARow: the last Count failures in a row all had the
-	// error Fingerprint, reaching Threshold ([FailureRules.MaxSameErrorInARow]).
-	ReasonSameErrorInARow
-	// ReasonSameError: the error Fingerprint was seen Count times over the
-	// breaker's life, reaching Threshold ([FailureRules.MaxSameError]).
-	ReasonSameError
-	// ReasonNoProgress: Count measured iterations in a row made no
-	// progress. At Threshold-1 the circuit is half-open ("one more
-	// chance"); at Threshold ([ProgressRules.MaxNoProgress]) it opens.
-	ReasonNoProgress
-	// ReasonProgressScore: the progress scores of the last Window measured
-	// iterations add up to Count, below zero ([ProgressRules.ScoreWindow]).
-	// In a half-open circuit Window may be shorter: the probe is judged on
-	// the iterations since the circuit opened.
-	ReasonProgressScore
-	// ReasonOutputDecline: an iteration without progress produced output
-	// (Current) more than Threshold percent ([ProgressRules.OutputDeclinePercent])
-	// below the Baseline; Count is the decline in whole percent, rounded
-	// down.
-	ReasonOutputDecline
-	// ReasonPermissionDenials: Count measured iterations in a row had
-	// permission denials, reaching Threshold
-	// ([ProgressRules.MaxPermissionDenials]).
-	ReasonPermissionDenials
-	// ReasonCircularApproach: the last Window labelled iterations cycled
-	// through the same Count (2 or 3) approaches without progress;
-	// Fingerprint lists the approaches' fingerprints joined with "/", and
-	// Action their texts joined with " | " ([ProgressRules.CircularApproachWindow]).
-	ReasonCircularApproach
-	// ReasonTestFixLoop: Count of the last Window labelled iterations were
-	// test fixes, more than Threshold percent ([ProgressRules.TestFixPercent]).
-	ReasonTestFixLoop
-	// ReasonProbeFailed: the half-open probe failed with the error
-	// Fingerprint although no threshold was reached.
-	ReasonProbeFailed
-	// [ReasonCallBudget]: Count calls in the last hour reached the budget,
-	// Threshold ([SpendRules.MaxCallsPerHour]). Check refuses without opening
-	// the circuit until a call leaves the window.
-	ReasonCallBudget
-	// ReasonDoneSignals: the agent reported done ([Iteration.Done]) in Count
-	// successful iterations in a row, reaching Threshold
-	// ([ProgressRules.DoneSignals]). The loop is complete.
-	ReasonDoneSignals
-	// ReasonTestOnlyLoops: Count successful iterations in a row only ran
-	// tests ([WorkTestsOnly]), reaching Threshold ([ProgressRules.TestOnly]):
-	// nothing is left to implement. The loop is complete.
-	ReasonTestOnlyLoops
-	// ReasonPlanComplete: every task of the plan is done (Count tasks,
-	// none remaining). The loop is complete.
-	ReasonPlanComplete
-	// [ReasonForcedOpen]: the host forced the circuit open
-	// ([CircuitBreaker.ForceOpen]); Message is the reason it gave. No
-	// cooldown ends it, only Resume, Skip or Reset.
-	ReasonForcedOpen
-	// [ReasonAborted]: a person aborted the loop ([CircuitBreaker.Abort]);
-	// Message is the reason the circuit had before, if any. No cooldown
-	// ends it, only Resume, Skip or Reset.
-	ReasonAborted
-	// [ReasonProbeLost]: the circuit was restored ([CircuitBreaker.Restore])
-	// from a snapshot taken while the half-open probe was running; the
-	// probe's process is gone and its outcome unknown, so it counts as a
-	// failed probe.
-	ReasonProbeLost
-	// ReasonSameTask: the last Count failed iterations in a row were all
-	// on the task Task, reaching Threshold ([FailureRules.MaxSameTask]):
-	// GSD's exit.sh calls the loop stuck. It is checked before the other
-	// signals, so that a loop stuck on one task says which. Fingerprint
-	// and Sample are the last failure's error.
-	ReasonSameTask
-	// ReasonRelapse: the circuit recovered (a half-open probe succeeded)
-	// and, Count iterations later, within the Window watched
-	// ([Config.RelapseWindow]), the signal Relapsed, which had opened it,
-	// showed again. Task, Fingerprint and Sample are that signal's
-	// evidence where it has them, or else the failure's error. The open
-	// streak goes on, so the cooldown grows as after a failed probe.
-	ReasonRelapse
-	// ReasonCallBudgetWarning is a warning ([Decision.Warnings]), not a
-	// stop: Count calls in the last hour used CallBudgetWarningPercent or
-	// more of the budget, Threshold ([SpendRules.MaxCallsPerHour]).
-	ReasonCallBudgetWarning
-	// ReasonLongTask is a warning, not a stop: Count iterations in a row
-	// were on the task Task, more than Threshold ([ProgressRules.MaxTaskIterations]).
-	ReasonLongTask
-	// ReasonTestsDeclining is a warning, not a stop: the passing tests
-	// fell in Count measured iterations in a row, reaching Threshold
-	// ([ProgressRules.TestsDeclining]), from Baseline to Current.
-	ReasonTestsDeclining
-	// ReasonErrorsRising is a warning, not a stop: the errors of an
-	// iteration ([Progress.Errors]) rose in Count measured iterations in a
-	// row, reaching Threshold ([ProgressRules.ErrorsRising]), from
-	// Baseline to Current.
-	ReasonErrorsRising
-	// ReasonRepeatedActionObservation: the last Count tool steps were the
-	// same action with the same observation, reaching Threshold
-	// ([StepRules.MaxRepeatedAction]); OpenHands' "repeating action,
-	// observation". Fingerprint is the action's, Action its text.
-	ReasonRepeatedActionObservation
-	// ReasonRepeatedActionError: the last Count tool steps were the same
-	// action, each failing, reaching Threshold
-	// ([StepRules.MaxRepeatedActionError]); OpenHands' "repeating action,
-	// error". Fingerprint is the last error's, Action the action's text.
-	ReasonRepeatedActionError
-	// ReasonMonologue: the last Count steps were the same message-only
-	// turn, with no tool called between, reaching Threshold
-	// ([StepRules.MaxMonologue]); OpenHands' "monologue". Fingerprint is
-	// the message's, Action its text.
-	ReasonMonologue
-	// ReasonAlternatingActions: the last Window steps alternated between
-	// two steps, each with the same observation every time
-	// ([StepRules.AlternatingWindow]); OpenHands' "action, observation
-	// pattern". Count is 2, Fingerprint the two actions' fingerprints
-	// joined with "/", Action their texts joined with " | ".
-	ReasonAlternatingActions
-	// ReasonCondensationLoop: the context was condensed (or overflowed)
-	// Count times in a row with nothing between, reaching Threshold
-	// ([StepRules.MaxCondensations]); OpenHands' "context window error"
-	// loop.
-	ReasonCondensationLoop
-	// ReasonProtectedFiles: protected files were lost in the iteration just
-	// recorded ([Config.Guard]): deleted, emptied, or, read-only ones,
-	// changed. Count is how many paths; Message names them and says what
-	// was restored. No cooldown ends it, only Resume, Skip or Reset.
-	ReasonProtectedFiles
-	// ReasonProviderLimit: the model provider refused for now (a usage
-	// limit, a rate limit, an overloaded server: [LimitWait],
-	// [LimitThrottle]); Message is what it said ([Limit.Why]). Check refuses,
-	// without opening the circuit, until the limit lifts
-	// ([Decision.RetryAfter], [Stats.ProviderLimitUntil]).
-	ReasonProviderLimit
-	// ReasonProviderStopped: the model provider refused for good (no
-	// credit, a quota or billing cap, usage disabled by an admin:
-	// [LimitStop]); Message is what it said. No waiting ends it, only
-	// Resume, Skip or Reset, once a person has acted.
-	ReasonProviderStopped
-	// ReasonSpendCap: the loop spent its cap over its life: Count tokens
-	// of Threshold ([SpendRules.MaxTokens]), or CostUSD of MaxCostUSD
-	// ([SpendRules.MaxCostUSD]). No waiting ends it, and neither Reset nor
-	// Resume gives the spend back.
-	ReasonSpendCap
-	// ReasonHourlySpendCap: the loop spent its cap in the last hour (a
-	// rolling window): Count tokens of Threshold
-	// ([SpendRules.MaxTokensPerHour]), or CostUSD of MaxCostUSD
-	// ([SpendRules.MaxCostUSDPerHour]). Check refuses until enough of the spend
-	// has left the hour.
-	ReasonHourlySpendCap
-	// ReasonSpendWarning is a warning ([Decision.Warnings]), not a stop:
-	// SpendWarningPercent or more of a spend cap is spent, Count tokens of
-	// Threshold, or CostUSD of MaxCostUSD; Message is the warning's text.
-	ReasonSpendWarning
-	// ReasonFleetUnavailable: the breaker a fleet of workers shares is
-	// out of reach, and the worker was told to refuse rather than decide
-	// alone (the redisstore module's FailClosed); Message says what failed.
-	// Check refuses without opening the circuit, with the error
-	// [ErrFleetUnavailable], until the shared state answers again.
-	ReasonFleetUnavailable
-	// [ReasonGaveUp]: the circuit opened Count times in a row without
-	// closing between, reaching Threshold ([Config.MaxConsecutiveOpens]), and
-	// the breaker gave up probing: the circuit is held open until a person
-	// calls Resume, Skip or Reset ([ErrGaveUp]). Last is the kind of the
-	// reason the last opening had, Message its text; Fingerprint, Sample,
-	// Task and Action are its evidence, where it had them.
-	ReasonGaveUp
-	// ReasonUnpricedModel is a warning ([Decision.Warnings]), not a stop:
-	// Count models that have no price in [SpendRules.Prices] spent tokens while
-	// a dollar cap is set ([SpendRules.MaxCostUSD], [SpendRules.MaxCostUSDPerHour]),
-	// so their calls cost nothing toward it; Message names them, quoted.
-	// Add their prices to Config.Spend.Prices.
-	ReasonUnpricedModel
+	ClassNone     ReasonClass = iota // [ReasonNone]'s
+	ClassStop                        // opens the circuit ([ErrOpen]): a failure
+	ClassLimit                       // refuses, circuit closed: no failure
+	ClassComplete                    // refuses: the loop is done ([ErrComplete])
+	ClassWarning                     // refuses nothing ([Decision.Warnings])
+)
+
+// String returns "none", "stop", "limit", "complete" or "warning".
+func (c ReasonClass) String() string {
+	switch c {
+	case ClassStop:
+		return "stop"
+	case ClassLimit:
+		return "limit"
+	case ClassComplete:
+		return "complete"
+	case ClassWarning:
+		return "warning"
+	}
+	return "none"
+}
+
+// Class returns what a reason of kind k does to the loop; ClassNone for
+// ReasonNone and for a kind this build does not know.
+func (k ReasonKind) Class() ReasonClass {
+	if int(k) >= len(rules) {
+		return ClassNone
+	}
+	return rules[k].class
+}
+
+// The reason kinds. A counting signal's Count reached its Threshold; the
+// other [Reason] fields are set where they apply. A kind marked limit,
+// completion or warning does not open the circuit; one marked held keeps it
+// open until Resume, Skip or Reset.
+const (
+	ReasonNone ReasonKind = iota // no reason: the zero Reason
+
+	ReasonConsecutiveFailures       // [FailureRules.MaxConsecutive] failures in a row
+	ReasonSameErrorInARow           // [FailureRules.MaxSameErrorInARow] in a row, one error
+	ReasonSameError                 // one error [FailureRules.MaxSameError] times in all
+	ReasonNoProgress                // [ProgressRules.MaxNoProgress] iterations, no progress
+	ReasonProgressScore             // score below zero over [ProgressRules.ScoreWindow]
+	ReasonOutputDecline             // output [ProgressRules.OutputDeclinePercent] below baseline
+	ReasonPermissionDenials         // [ProgressRules.MaxPermissionDenials] with denials
+	ReasonCircularApproach          // [ProgressRules.CircularApproachWindow] going in circles
+	ReasonTestFixLoop               // test fixes above [ProgressRules.TestFixPercent]
+	ReasonProbeFailed               // the half-open probe failed
+	ReasonCallBudget                // limit: [SpendRules.MaxCallsPerHour] calls made
+	ReasonDoneSignals               // completion: [ProgressRules.DoneSignals] done in a row
+	ReasonTestOnlyLoops             // completion: [ProgressRules.TestOnly] test-only in a row
+	ReasonPlanComplete              // completion: every task of [Iteration.Plan] done
+	ReasonForcedOpen                // held: [CircuitBreaker.ForceOpen]
+	ReasonAborted                   // held: [CircuitBreaker.Abort]
+	ReasonProbeLost                 // [CircuitBreaker.Restore] found the probe running
+	ReasonSameTask                  // [FailureRules.MaxSameTask] failures on one task (GSD's exit.sh)
+	ReasonRelapse                   // the opening signal within [Config.RelapseWindow]
+	ReasonCallBudgetWarning         // warning: 80% of the call budget used
+	ReasonLongTask                  // warning: [ProgressRules.MaxTaskIterations] on one task
+	ReasonTestsDeclining            // warning: [ProgressRules.TestsDeclining] falls in a row
+	ReasonErrorsRising              // warning: [ProgressRules.ErrorsRising] rises in a row
+	ReasonRepeatedActionObservation // [StepRules.MaxRepeatedAction] identical steps (OpenHands)
+	ReasonRepeatedActionError       // [StepRules.MaxRepeatedActionError] same action failing
+	ReasonMonologue                 // [StepRules.MaxMonologue] same message-only turns
+	ReasonAlternatingActions        // [StepRules.AlternatingWindow] steps alternating
+	ReasonCondensationLoop          // [StepRules.MaxCondensations] condensations in a row
+	ReasonProtectedFiles            // held: [Config.Guard] found files lost
+	ReasonProviderLimit             // limit: the provider refused for now
+	ReasonProviderStopped           // limit: the provider refused for good
+	ReasonSpendCap                  // limit: [SpendRules.MaxTokens] or MaxCostUSD spent
+	ReasonHourlySpendCap            // limit: [SpendRules.MaxTokensPerHour] or MaxCostUSDPerHour
+	ReasonSpendWarning              // warning: 80% of a spend cap spent
+	ReasonUnavailable               // limit: a shared breaker's state is out of reach
+	ReasonGaveUp                    // held: [Config.MaxConsecutiveOpens] openings in a row
+	ReasonUnpricedModel             // warning: a model without a price under a dollar cap
 )
 
 // verdict is what a signal says about the iteration just recorded.
@@ -208,14 +115,11 @@ type rule struct {
 	check func(b *CircuitBreaker) verdict
 	// evidence returns the reason when check did not pass.
 	evidence func(b *CircuitBreaker) Reason
-	// completes marks a completion signal: checked after a successful
-	// iteration, before the stop signals, and when it trips the loop is
-	// complete rather than the circuit open.
-	completes bool
-	// warns marks a warning: its check runs after each iteration that
-	// brings news of tasks or progress, and when it trips, the Reason goes
-	// to [Decision.Warnings] and [Stats.Warnings]; the circuit stays as it is.
-	warns bool
+	// class is what the reason does. A completion's check runs after a
+	// successful iteration, before the stop signals; a warning's runs
+	// after each iteration that brings news of tasks or progress, and when
+	// it trips, the Reason goes to [Decision.Warnings] and [Stats.Warnings].
+	class ReasonClass
 	// early marks a stop signal checked before the rest of the table: a
 	// narrower signal that would otherwise be hidden by a broader one
 	// tripping on the same iteration.
@@ -236,7 +140,8 @@ var rules = [...]rule{
 		text: func(Reason) string { return "" },
 	},
 	ReasonConsecutiveFailures: {
-		name: "consecutive_failures",
+		name:  "consecutive_failures",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("%d consecutive failures (threshold: %d)", r.Count, r.Threshold)
 		},
@@ -250,7 +155,8 @@ var rules = [...]rule{
 		recurs: failedAgain,
 	},
 	ReasonSameErrorInARow: {
-		name: "same_error_in_a_row",
+		name:  "same_error_in_a_row",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Same error repeated %d times in a row (threshold: %d)", r.Count, r.Threshold)
 		},
@@ -269,7 +175,8 @@ var rules = [...]rule{
 		recurs: sameErrorAgain,
 	},
 	ReasonSameError: {
-		name: "same_error",
+		name:  "same_error",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Same error repeated %d times (threshold: %d)", r.Count, r.Threshold)
 		},
@@ -291,7 +198,8 @@ var rules = [...]rule{
 		recurs: sameErrorAgain,
 	},
 	ReasonNoProgress: {
-		name: "no_progress",
+		name:  "no_progress",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("No progress in %d consecutive iterations (threshold: %d)", r.Count, r.Threshold)
 		},
@@ -314,7 +222,8 @@ var rules = [...]rule{
 		recurs: func(b *CircuitBreaker, _ Reason) bool { return b.progress.measured && !b.progress.made },
 	},
 	ReasonProgressScore: {
-		name: "progress_score",
+		name:  "progress_score",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Progress score %d over the last %d iterations (threshold: below 0)", r.Count, r.Window)
 		},
@@ -338,7 +247,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonOutputDecline: {
-		name: "output_decline",
+		name:  "output_decline",
+		class: ClassStop,
 		text: func(r Reason) string {
 			decline := 100 * (1 - float64(r.Current)/r.Baseline)
 			return fmt.Sprintf("Output declined %.1f%% below baseline (current: %d, baseline: %.0f, threshold: %d%%)",
@@ -367,7 +277,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonPermissionDenials: {
-		name: "permission_denials",
+		name:  "permission_denials",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Permission denied in %d consecutive iterations (threshold: %d)", r.Count, r.Threshold)
 		},
@@ -386,7 +297,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonCircularApproach: {
-		name: "circular_approach",
+		name:  "circular_approach",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Circular approach: %d approaches alternating over the last %d iterations without progress (approaches: %s)",
 				r.Count, r.Window, r.Fingerprint), r.Action)
@@ -407,7 +319,8 @@ var rules = [...]rule{
 		recurs: circlingAgain,
 	},
 	ReasonTestFixLoop: {
-		name: "test_fix_loop",
+		name:  "test_fix_loop",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Test-fix loop: %d of the last %d iterations only fixed tests (threshold: more than %d%%)",
 				r.Count, r.Window, r.Threshold)
@@ -431,21 +344,23 @@ var rules = [...]rule{
 		},
 	},
 	ReasonProbeFailed: {
-		name: "probe_failed",
+		name:  "probe_failed",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Half-open probe failed (error %s)", r.Fingerprint)
 		},
 		recurs: failedAgain,
 	},
 	ReasonCallBudget: {
-		name: "call_budget",
+		name:  "call_budget",
+		class: ClassLimit,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Call budget exhausted: %d calls in the last hour (limit: %d)", r.Count, r.Threshold)
 		},
 	},
 	ReasonDoneSignals: {
-		name:      "done_signals",
-		completes: true,
+		name:  "done_signals",
+		class: ClassComplete,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Complete: the agent reported done %d times in a row (threshold: %d)", r.Count, r.Threshold)
 		},
@@ -458,8 +373,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonTestOnlyLoops: {
-		name:      "test_only_loops",
-		completes: true,
+		name:  "test_only_loops",
+		class: ClassComplete,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Complete: %d iterations in a row only ran tests (threshold: %d)", r.Count, r.Threshold)
 		},
@@ -472,8 +387,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonPlanComplete: {
-		name:      "plan_complete",
-		completes: true,
+		name:  "plan_complete",
+		class: ClassComplete,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Complete: all %d tasks of the plan are done", r.Count)
 		},
@@ -488,15 +403,18 @@ var rules = [...]rule{
 		},
 	},
 	ReasonForcedOpen: {
-		name: "forced_open",
-		text: func(r Reason) string { return withMessage("Forced open", r.Message) },
+		name:  "forced_open",
+		class: ClassStop,
+		text:  func(r Reason) string { return withMessage("Forced open", r.Message) },
 	},
 	ReasonAborted: {
-		name: "aborted",
-		text: func(r Reason) string { return withMessage("Aborted", r.Message) },
+		name:  "aborted",
+		class: ClassStop,
+		text:  func(r Reason) string { return withMessage("Aborted", r.Message) },
 	},
 	ReasonProbeLost: {
-		name: "probe_lost",
+		name:  "probe_lost",
+		class: ClassStop,
 		text: func(Reason) string {
 			return "Half-open probe lost: the process stopped before its outcome was recorded"
 		},
@@ -504,6 +422,7 @@ var rules = [...]rule{
 	},
 	ReasonSameTask: {
 		name:  "same_task",
+		class: ClassStop,
 		early: true,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Stuck on task %q: %d failed iterations in a row (threshold: %d)", r.Task, r.Count, r.Threshold)
@@ -529,7 +448,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonRelapse: {
-		name: "relapse",
+		name:  "relapse",
+		class: ClassStop,
 		text: func(r Reason) string {
 			s := fmt.Sprintf("Relapse: %s again", r.Relapsed)
 			if r.Task != "" {
@@ -543,14 +463,14 @@ var rules = [...]rule{
 	},
 	ReasonCallBudgetWarning: {
 		name:  "call_budget_warning",
-		warns: true,
+		class: ClassWarning,
 		text: func(r Reason) string {
 			return Budget{Limit: r.Threshold, Used: r.Count}.Warning()
 		},
 	},
 	ReasonLongTask: {
 		name:  "long_task",
-		warns: true,
+		class: ClassWarning,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Task %q has taken %d iterations in a row (warning above %d)", r.Task, r.Count, r.Threshold)
 		},
@@ -567,7 +487,7 @@ var rules = [...]rule{
 	},
 	ReasonTestsDeclining: {
 		name:  "tests_declining",
-		warns: true,
+		class: ClassWarning,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Passing tests fell in %d measured iterations in a row, from %.0f to %d (threshold: %d)",
 				r.Count, r.Baseline, r.Current, r.Threshold)
@@ -588,7 +508,7 @@ var rules = [...]rule{
 	},
 	ReasonErrorsRising: {
 		name:  "errors_rising",
-		warns: true,
+		class: ClassWarning,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Errors rose in %d measured iterations in a row, from %.0f to %d (threshold: %d)",
 				r.Count, r.Baseline, r.Current, r.Threshold)
@@ -608,7 +528,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonRepeatedActionObservation: {
-		name: "repeated_action_observation",
+		name:  "repeated_action_observation",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Same action with the same observation %d times in a row (threshold: %d)", r.Count, r.Threshold), r.Action)
 		},
@@ -629,7 +550,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonRepeatedActionError: {
-		name: "repeated_action_error",
+		name:  "repeated_action_error",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Same action failed %d times in a row (threshold: %d, error %s)", r.Count, r.Threshold, r.Fingerprint), r.Action)
 		},
@@ -650,7 +572,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonMonologue: {
-		name: "monologue",
+		name:  "monologue",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Monologue: the same message %d times in a row without a tool call (threshold: %d)", r.Count, r.Threshold), r.Action)
 		},
@@ -671,7 +594,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonAlternatingActions: {
-		name: "alternating_actions",
+		name:  "alternating_actions",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Alternating actions: the same %d steps with the same observations over the last %d steps (actions: %s)", r.Count, r.Window, r.Fingerprint), r.Action)
 		},
@@ -692,7 +616,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonCondensationLoop: {
-		name: "condensation_loop",
+		name:  "condensation_loop",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Context condensed %d times in a row with nothing between (threshold: %d)", r.Count, r.Threshold)
 		},
@@ -708,39 +633,45 @@ var rules = [...]rule{
 		},
 	},
 	ReasonProtectedFiles: {
-		name: "protected_files",
-		text: func(r Reason) string { return withMessage("Protected files lost", r.Message) },
+		name:  "protected_files",
+		class: ClassStop,
+		text:  func(r Reason) string { return withMessage("Protected files lost", r.Message) },
 	},
 	ReasonProviderLimit: {
-		name: "provider_limit",
-		text: func(r Reason) string { return withMessage("Provider limit", r.Message) },
+		name:  "provider_limit",
+		class: ClassLimit,
+		text:  func(r Reason) string { return withMessage("Provider limit", r.Message) },
 	},
 	ReasonProviderStopped: {
-		name: "provider_stopped",
+		name:  "provider_stopped",
+		class: ClassLimit,
 		text: func(r Reason) string {
 			return withMessage("Provider stopped the loop (no waiting ends this)", r.Message)
 		},
 	},
 	ReasonSpendCap: {
-		name: "spend_cap",
-		text: func(r Reason) string { return spendCapText(r, "over the loop's life") },
+		name:  "spend_cap",
+		class: ClassLimit,
+		text:  func(r Reason) string { return spendCapText(r, "over the loop's life") },
 	},
 	ReasonHourlySpendCap: {
-		name: "hourly_spend_cap",
-		text: func(r Reason) string { return spendCapText(r, "in the last hour") },
+		name:  "hourly_spend_cap",
+		class: ClassLimit,
+		text:  func(r Reason) string { return spendCapText(r, "in the last hour") },
 	},
 	ReasonSpendWarning: {
 		name:  "spend_warning",
-		warns: true,
+		class: ClassWarning,
 		text:  func(r Reason) string { return r.Message },
 	},
-	ReasonFleetUnavailable: {
-		name: "fleet_unavailable",
-		text: func(r Reason) string { return withMessage("Fleet breaker unavailable", r.Message) },
+	ReasonUnavailable: {
+		name:  "unavailable",
+		class: ClassLimit,
+		text:  func(r Reason) string { return withMessage("Shared breaker unavailable", r.Message) },
 	},
 	ReasonUnpricedModel: {
 		name:  "unpriced_model",
-		warns: true,
+		class: ClassWarning,
 		text: func(r Reason) string {
 			if r.Count == 1 {
 				return fmt.Sprintf("No price for model %s: its calls count no dollars toward the spend cap (add it to Config.Spend.Prices)", r.Message)
@@ -749,7 +680,8 @@ var rules = [...]rule{
 		},
 	},
 	ReasonGaveUp: {
-		name: "gave_up",
+		name:  "gave_up",
+		class: ClassStop,
 		text: func(r Reason) string {
 			return withMessage(fmt.Sprintf("Gave up: the circuit opened %d times in a row without recovering (threshold: %d)", r.Count, r.Threshold), r.Message)
 		},
@@ -788,10 +720,10 @@ func activeRules(c *Config) (stops, completions []ReasonKind) {
 	for _, early := range []bool{true, false} {
 		for i := range rules {
 			r := &rules[i]
-			if r.check == nil || r.warns || r.early != early || r.on != nil && !r.on(c) {
+			if r.check == nil || r.class == ClassWarning || r.early != early || r.on != nil && !r.on(c) {
 				continue
 			}
-			if r.completes {
+			if r.class == ClassComplete {
 				completions = append(completions, ReasonKind(i))
 			} else {
 				stops = append(stops, ReasonKind(i))
@@ -807,7 +739,7 @@ func activeWarnings(c *Config) []ReasonKind {
 	var warns []ReasonKind
 	for i := range rules {
 		r := &rules[i]
-		if r.warns && r.check != nil && (r.on == nil || r.on(c)) {
+		if r.class == ClassWarning && r.check != nil && (r.on == nil || r.on(c)) {
 			warns = append(warns, ReasonKind(i))
 		}
 	}
@@ -815,15 +747,8 @@ func activeWarnings(c *Config) []ReasonKind {
 }
 
 // opensCircuit reports whether a reason of kind k can be why the circuit
-// is open or half-open: a stop signal, a failed or lost probe, a relapse,
-// or a person's or the host's hold; not a completion, the call budget, an
-// unreachable fleet or a warning.
-func opensCircuit(k ReasonKind) bool {
-	if k == ReasonNone || stopKind(k) || int(k) >= len(rules) {
-		return false
-	}
-	return !rules[k].completes && !rules[k].warns
-}
+// is open or half-open.
+func opensCircuit(k ReasonKind) bool { return k.Class() == ClassStop }
 
 // failedAgain is the relapse test of the signals that failures make: the
 // iteration failed.

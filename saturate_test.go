@@ -40,10 +40,10 @@ func TestHugeCallBudgetWarnsOnlyFromEightyPercent(t *testing.T) {
 	b.Record(Iteration{Calls: 5})
 	d := b.Check()
 	assert.True(t, d.Allow)
-	assert.Empty(t, d.Warning)
+	assert.Empty(t, warningsText(d))
 
 	b.Record(Iteration{Calls: math.MaxInt / 10 * 8})
-	assert.Contains(t, b.Check().Warning, "Call budget 80% used")
+	assert.Contains(t, warningsText(b.Check()), "Call budget 80% used")
 }
 
 // Two iterations of math.MaxInt calls spend the budget: the count
@@ -61,7 +61,7 @@ func TestHugeCallCountsSpendTheBudget(t *testing.T) {
 	// One of the two entries leaves the window: the other still spends it.
 	clock.Advance(time.Second)
 	b.Record(Iteration{Calls: 1})
-	clock.Advance(CallBudgetWindow - time.Second)
+	clock.Advance(callBudgetWindow - time.Second)
 	d = b.Check()
 	assert.True(t, d.Allow, "the huge calls left the window; one call is left")
 	assert.Equal(t, 1, d.Budget.Used)

@@ -2,15 +2,8 @@ package loopbreaker
 
 import "log/slog"
 
-// LogValue makes Stats a log/slog group of its key fields: state,
-// iterations, consecutive_failures, total_failures, unique_errors and
-// opens, and, when they apply, reason (the trip reason text), reason_kind,
-// retry_after, complete (why the loop is complete), budget_used and
-// budget_limit (with a call budget), provider_limit and provider_limit_until
-// (while a provider limit is in force), spent_tokens and spent_usd (once
-// the loop spent anything), last_fingerprint and last_transition.
-// So slog.Info("breaker", "stats", cb.Stats()) logs stats.state=OPEN
-// stats.reason="3 consecutive failures (threshold: 3)" and so on.
+// LogValue makes Stats a log/slog group of its key fields: the state,
+// counts and, when they apply, the reason, budget, limit and spend.
 func (s Stats) LogValue() slog.Value {
 	attrs := make([]slog.Attr, 0, 18)
 	attrs = append(attrs,

@@ -8,32 +8,19 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/loopbreaker/loopbreaker/internal/errtext"
 )
 
-// [SnapshotVersion] is the schema version Snapshot writes. It changes
-// whenever the meaning of a stored field changes or a field is added. A
-// breaker reads every version from 1 to [SnapshotVersion] (a field an older
-// version lacks is zero); a state of a newer version is an error matching
-// [ErrNewerState].
-//
-// Version 2 added the tasks, the error samples, the trends and the relapse
-// watch, and the task, sample and relapsed signal of a reason; the provider
-// limit in force, what the loop spent, and the count of iterations the
-// provider refused; and the step signals' window and counts.
+// SnapshotVersion is the schema version Snapshot writes. A breaker reads
+// every version up to it (a field an older version lacks is zero); a newer
+// one is an error matching [ErrNewerState].
 const SnapshotVersion = 2
 
-// Snapshot is the whole state of a breaker: what it has learned about the
-// loop, the circuit's state and the transition history, but not its
-// Config. Make one with [CircuitBreaker.Snapshot] and put it back with
-// [CircuitBreaker.Restore]. A Store keeps it as JSON: it marshals with
-// encoding/json to a stable, versioned format (described in the
-// persistence guide), and [ParseSnapshot] reads it back. A Snapshot is a
-// value the caller may keep; its zero value is no valid state.
-//
-// A half-open probe that was running when the snapshot was taken is
-// stored: restored, it counts as failed, so a host that saves after a
-// Check that let a probe through is safe from a probe that kills its
-// process again and again.
+// Snapshot is the whole state of a breaker, but not its Config, from
+// [CircuitBreaker.Snapshot] for [CircuitBreaker.Restore]. It marshals to a
+// stable, versioned JSON that [ParseSnapshot] reads. The zero Snapshot is
+// no valid state.
 type Snapshot struct {
 	data snapshotData
 }
@@ -194,9 +181,7 @@ func (s Snapshot) SavedAt() time.Time { return s.data.SavedAt }
 func (s Snapshot) MarshalJSON() ([]byte, error) { return json.Marshal(s.data) }
 
 // UnmarshalJSON reads a snapshot's JSON as [ParseSnapshot] does, but does
-// not validate it: Restore and Validate do. A state of a newer version is
-// an error matching [ErrNewerState]; JSON that is not a snapshot is an error
-// matching [ErrCorruptState].
+// not validate it.
 func (s *Snapshot) UnmarshalJSON(data []byte) error {
 	// The version first: a newer build may have added fields this one
 	// does not know, and its state is not corrupt.
@@ -204,7 +189,7 @@ func (s *Snapshot) UnmarshalJSON(data []byte) error {
 		Version int `json:"version"`
 	}
 	if err := json.Unmarshal(data, &head); err == nil && head.Version > SnapshotVersion {
-		return &NewerStateError{Version: head.Version}
+		return &StateError{Newer: head.Version}
 	}
 	var d snapshotData
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -213,18 +198,16 @@ func (s *Snapshot) UnmarshalJSON(data []byte) error {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF // an empty file: cut short
 		}
-		return &CorruptStateError{Err: fmt.Errorf("not a snapshot: %w", err)}
+		return &StateError{Err: fmt.Errorf("not a snapshot: %w", err)}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return &CorruptStateError{Err: errors.New("not a snapshot: data after the JSON object")}
+		return &StateError{Err: errors.New("not a snapshot: data after the JSON object")}
 	}
 	s.data = d
 	return nil
 }
 
-// Snapshot returns the breaker's whole state (not its Config), dated by
-// [Config.Now]. Like Stats it moves an open circuit whose cooldown has passed
-// to half-open first. The snapshot is a copy the caller may keep.
+// Snapshot returns a copy of the breaker's state, dated by [Config.Now].
 func (b *CircuitBreaker) Snapshot() Snapshot {
 	b.mu.Lock()
 	defer b.unlock()
@@ -309,31 +292,13 @@ func (b *CircuitBreaker) Snapshot() Snapshot {
 	return Snapshot{data: d}
 }
 
-// Restore replaces the breaker's state with s, which Validate must accept;
-// otherwise Restore returns its error and leaves the breaker unchanged.
-// The breaker's Config stays: windows and an error history larger than it
-// allows lose their oldest entries (forgotten fingerprints count in
-// [FailureStats.Evicted]).
-//
-// Time is wall-clock time across restarts: an open circuit's cooldown goes
-// on from when it opened, so a process restarted after the cooldown finds
-// the circuit half-open, and one restarted sooner waits out the rest. If
-// the clock ([Config.Now]) reads earlier than when the snapshot was saved or
-// the circuit opened, it went backwards and elapsed time cannot be
-// trusted: the circuit stays open for a fresh full cooldown from now, and
-// should the clock come forward again, never for less than the cooldown
-// from the opening. Calls of the call budget saved at a time this clock
-// has not reached count as made now, so a spent budget refuses for an hour
-// at most. A held circuit ([CircuitBreaker.ForceOpen],
-// [CircuitBreaker.Abort]) stays held, whatever the clock. A half-open
-// circuit whose probe was not let through yet lets the probe through,
-// whatever the clock too: its cooldown was over when it was saved, and no
-// elapsed time counts. One whose probe was running opens again, as after
-// a failed probe, with reason [ReasonProbeLost] and a cooldown from now: the
-// probe died with its process, perhaps because of what it ran.
-//
-// Restore never calls [Config.OnStateChange], even then: the history is the
-// one s holds, with the reopening after a lost probe added to it.
+// Restore replaces the breaker's state with snap, or returns the error
+// [Snapshot.Validate] gives and changes nothing. The breaker keeps its
+// Config: what is larger than it allows loses its oldest entries. Time runs
+// on by the wall clock: an open circuit's cooldown goes on from when it
+// opened, a clock gone backwards restarts it, and a probe that was running
+// reopens the circuit with [ReasonProbeLost]. [Config.OnStateChange] is
+// not called.
 func (b *CircuitBreaker) Restore(snap Snapshot) error {
 	if err := snap.Validate(); err != nil {
 		return err
@@ -353,7 +318,7 @@ func (b *CircuitBreaker) Restore(snap Snapshot) error {
 		stagnation: newStagnationState(&b.cfg),
 		steps:      newStepState(&b.cfg),
 		completion: s.Completion,
-		history:    newRing[Transition](HistoryLen),
+		history:    newRing[Transition](historyLen),
 		restored:   true,
 		samples:    newErrorSamples(&b.cfg),
 		tasks:      taskState{taskCounts: s.Tasks.taskCounts, skipped: slices.Clone(s.Tasks.Skipped)},
@@ -451,7 +416,7 @@ func (b *CircuitBreaker) Restore(snap Snapshot) error {
 		// any provider's window.
 		b.limit = providerLimit{reason: pl.Reason, until: pl.Until, source: pl.Source}
 		if !pl.Until.IsZero() {
-			b.limit.until = minTime(pl.Until, now.Add(MaxProviderLimitWait))
+			b.limit.until = minTime(pl.Until, now.Add(maxProviderLimitWait))
 		}
 	}
 	b.spend = spendState{}
@@ -467,28 +432,16 @@ func (b *CircuitBreaker) Restore(snap Snapshot) error {
 }
 
 // Validate reports whether s is a state a breaker can be in, whatever its
-// Config: the version is [SnapshotVersion]; every state, reason kind, cause
-// and work kind is known; no count is negative; the counts agree with each
-// other (consecutive failures at most the total, the total at most the
-// iterations); a closed circuit has no reason and no open streak, an open
-// or half-open one has a reason, an open one an opening time; only an open
-// circuit is held (ForceOpen, Abort), only a half-open one has a probe in
-// flight; fingerprints are 8 lower-case hex
-// digits, each once in the error history, each seen at least once; a last
-// failure has a fingerprint; the windows hold at most 1000 entries, the
-// outputs at most 10, the history at most [HistoryLen]; a provider limit in
-// force is a limit (a wait with the time it lifts, or a stop without one),
-// and the circuit's own reason is never one; nothing spent is negative.
-// The error it returns
-// is a *CorruptStateError (matching [ErrCorruptState]) that says the first
-// thing wrong, except for a newer version, which is a *NewerStateError
-// (matching [ErrNewerState]).
+// Config: known version and names, no negative counts, counts and states
+// that agree, valid fingerprints, bounded windows. The error is a
+// [*StateError] matching [ErrCorruptState] that says the first thing
+// wrong, or [ErrNewerState] for a newer version.
 func (s Snapshot) Validate() error {
 	if s.data.Version > SnapshotVersion {
-		return &NewerStateError{Version: s.data.Version}
+		return &StateError{Newer: s.data.Version}
 	}
 	if err := s.data.validate(); err != nil {
-		return &CorruptStateError{Err: err}
+		return &StateError{Err: err}
 	}
 	return nil
 }
@@ -617,7 +570,7 @@ func (s *snapshotData) validate() error {
 	switch {
 	case c.ConsecutiveDoneSignals < 0 || c.ConsecutiveTestOnly < 0 || c.Plan.Done < 0 || c.Plan.Remaining < 0:
 		return errors.New("completion: a count is negative")
-	case c.Complete.Kind != ReasonNone && !rules[c.Complete.Kind].completes:
+	case c.Complete.Kind != ReasonNone && c.Complete.Kind.Class() != ClassComplete:
 		return fmt.Errorf("completion: %s is not a completion reason", c.Complete.Kind)
 	case c.Complete.Kind != ReasonNone && s.State != Closed:
 		return fmt.Errorf("completion: a complete loop with a %s circuit", s.State)
@@ -642,8 +595,8 @@ func (s *snapshotData) validate() error {
 		return err
 	}
 
-	if len(s.History) > HistoryLen {
-		return fmt.Errorf("history holds %d transitions, more than %d", len(s.History), HistoryLen)
+	if len(s.History) > historyLen {
+		return fmt.Errorf("history holds %d transitions, more than %d", len(s.History), historyLen)
 	}
 	for i, t := range s.History {
 		switch {
@@ -738,8 +691,8 @@ func (s *snapshotData) validateV2(errors map[string]bool) error {
 		return fmt.Errorf("tasks: %d iterations on no task", t.TaskIterations)
 	case t.Task != "" && taskName(t.Task) != t.Task:
 		return fmt.Errorf("tasks: task %q is not a task name (trimmed, at most %d runes of UTF-8)", t.Task, taskNameRunes)
-	case len(t.Skipped) > MaxSkippedTasks:
-		return fmt.Errorf("tasks: %d skipped tasks, more than %d", len(t.Skipped), MaxSkippedTasks)
+	case len(t.Skipped) > maxSkippedTasks:
+		return fmt.Errorf("tasks: %d skipped tasks, more than %d", len(t.Skipped), maxSkippedTasks)
 	}
 	skipped := make(map[string]bool, len(t.Skipped))
 	for i, name := range t.Skipped {
@@ -763,7 +716,7 @@ func (s *snapshotData) validateV2(errors map[string]bool) error {
 		case sampled[e.Fingerprint]:
 			return fmt.Errorf("error_samples[%d]: fingerprint %s appears twice", i, e.Fingerprint)
 		case sampleOf(e.First) != e.First || sampleOf(e.Latest) != e.Latest || e.First == "" && e.Latest != "":
-			return fmt.Errorf("error_samples[%d]: not a sample (trimmed, at most %d runes of UTF-8)", i, ErrorSampleRunes)
+			return fmt.Errorf("error_samples[%d]: not a sample (trimmed, at most %d runes of UTF-8)", i, errtext.SampleRunes)
 		}
 		sampled[e.Fingerprint] = true
 	}
@@ -813,13 +766,10 @@ func parseFingerprint(s string) (uint32, bool) {
 	return fp, true
 }
 
-// [ParseSnapshot] reads a snapshot from JSON and validates it (see
-// [Snapshot.Validate]). A snapshot of a newer version than [SnapshotVersion] is
-// a *NewerStateError matching [ErrNewerState], whatever fields it has.
-// Anything else wrong, from bytes that are not JSON (or are cut short) to a
-// wrong type, an unknown field, trailing data, an unknown name or an
-// inconsistent state, is a *CorruptStateError matching [ErrCorruptState]
-// that says what.
+// ParseSnapshot reads a snapshot from JSON and validates it. A newer
+// version is a [*StateError] matching [ErrNewerState]; anything else wrong
+// (not JSON, cut short, an unknown field, an inconsistent state) is a
+// [*StateError] matching [ErrCorruptState].
 func ParseSnapshot(data []byte) (Snapshot, error) {
 	var s Snapshot
 	if err := s.UnmarshalJSON(data); err != nil {

@@ -39,7 +39,7 @@ func TestProviderLimitAndSpendSurviveARestart(t *testing.T) {
 	b.AddUsage(Usage{OutputTokens: 90000})
 	nb, _ = restart(t, b, cfg, clock.Now().Add(10*time.Minute))
 	assert.Equal(t, 90000, nb.Stats().Spend.LastHour.Tokens())
-	assert.Equal(t, "Spend 90% of the cap: 90000 tokens of 100000 tokens in the last hour, 10000 tokens left", nb.Check().Warning)
+	assert.Equal(t, "Spend 90% of the cap: 90000 tokens of 100000 tokens in the last hour, 10000 tokens left", warningsText(nb.Check()))
 }
 
 // A provider stop survives a restart too: no waiting ends it there either.
@@ -67,14 +67,14 @@ func TestALiftedLimitIsGoneAfterARestart(t *testing.T) {
 }
 
 // A clock set back does not make a wait longer than any provider's: a
-// reset restored further off than MaxProviderLimitWait from the restoring
+// reset restored further off than maxProviderLimitWait from the restoring
 // clock counts as that far.
 func TestARestoredResetIsNeverFurtherOffThanTheCeiling(t *testing.T) {
 	b, clock := newTestBreaker(t, Config{})
 	b.ObserveLimit(Limit{Reset: clock.Now().Add(30 * 24 * time.Hour)})
 	back := clock.Now().AddDate(-1, 0, 0)
 	nb, _ := restart(t, b, Config{}, back)
-	assert.Equal(t, back.Add(MaxProviderLimitWait), nb.Stats().ProviderLimitUntil)
+	assert.Equal(t, back.Add(maxProviderLimitWait), nb.Stats().ProviderLimitUntil)
 }
 
 // Spend saved at a time this clock has not reached counts as spent now:

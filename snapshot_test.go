@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopbreaker/loopbreaker/internal/errtext"
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +24,7 @@ func richConfig() Config {
 
 // busyBreaker returns a breaker that has seen a bit of everything and is
 // open after a failed probe.
-func busyBreaker(t *testing.T) (*CircuitBreaker, *fakeClock) {
+func busyBreaker(t *testing.T) (*CircuitBreaker, *loopbreakertest.Clock) {
 	t.Helper()
 	b, clock := newTestBreaker(t, richConfig())
 	b.Record(Iteration{Err: errB(1), Progress: &Progress{FilesChanged: 2, TestsPassing: 10, OutputLength: 900}, Approach: "retry", Work: WorkImplementation})
@@ -43,14 +45,13 @@ func busyBreaker(t *testing.T) (*CircuitBreaker, *fakeClock) {
 
 // restart saves b as JSON and makes a new breaker from it, as a process
 // that was killed and started again would, its clock reading now.
-func restart(t *testing.T, b *CircuitBreaker, cfg Config, now time.Time) (*CircuitBreaker, *fakeClock) {
+func restart(t *testing.T, b *CircuitBreaker, cfg Config, now time.Time) (*CircuitBreaker, *loopbreakertest.Clock) {
 	t.Helper()
 	data, err := json.Marshal(b.Snapshot())
 	require.NoError(t, err)
 	snap, err := ParseSnapshot(data)
 	require.NoError(t, err)
-	nb, clock := newTestBreaker(t, cfg)
-	clock.now = now
+	nb, clock := newTestBreakerAt(t, cfg, now)
 	require.NoError(t, nb.Restore(snap))
 	return nb, clock
 }
@@ -319,7 +320,7 @@ func TestCorruptSnapshotsAreRefused(t *testing.T) {
 		})},
 		{"history too long", "more than 50", edit(func(m map[string]any) {
 			h := m["history"].([]any)
-			for len(h) <= HistoryLen {
+			for len(h) <= historyLen {
 				h = append(h, h[0])
 			}
 			m["history"] = h
@@ -357,7 +358,7 @@ func TestCorruptSnapshotsAreRefused(t *testing.T) {
 		})},
 		{"too many skipped tasks", "more than 100", edit(func(m map[string]any) {
 			var skipped []any
-			for i := range MaxSkippedTasks + 1 {
+			for i := range maxSkippedTasks + 1 {
 				skipped = append(skipped, fmt.Sprint(i))
 			}
 			m["tasks"] = map[string]any{"skipped": skipped}
@@ -370,7 +371,7 @@ func TestCorruptSnapshotsAreRefused(t *testing.T) {
 			m["error_samples"] = append(samples, samples[0])
 		})},
 		{"a sample too long", "not a sample", edit(func(m map[string]any) {
-			m["error_samples"].([]any)[0].(map[string]any)["latest"] = strings.Repeat("x", ErrorSampleRunes+1)
+			m["error_samples"].([]any)[0].(map[string]any)["latest"] = strings.Repeat("x", errtext.SampleRunes+1)
 		})},
 		{"a sample not trimmed", "not a sample", edit(func(m map[string]any) {
 			m["error_samples"].([]any)[0].(map[string]any)["first"] = "boom\n"
@@ -424,7 +425,7 @@ func TestCorruptSnapshotsAreRefused(t *testing.T) {
 			_, err := ParseSnapshot(tc.data)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, ErrCorruptState)
-			var corrupt *CorruptStateError
+			var corrupt *StateError
 			require.ErrorAs(t, err, &corrupt)
 			assert.Contains(t, err.Error(), tc.want)
 		})

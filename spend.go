@@ -7,46 +7,38 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/loopbreaker/loopbreaker/internal/errtext"
 )
 
-// [SpendWindow] is the rolling window of the hourly spend caps
+// spendWindow is the rolling window of the hourly spend caps
 // ([SpendRules.MaxTokensPerHour], [SpendRules.MaxCostUSDPerHour]).
-const SpendWindow = time.Hour
+const spendWindow = time.Hour
 
-// [SpendWarningPercent] is the share of a spend cap at which
-// [Decision.Warning] speaks, as it does for the call budget.
-const SpendWarningPercent = 80
+// spendWarningPercent is the share of a spend cap at which
+// [Decision.Warnings] holds a warning, as it does for the call budget.
+const spendWarningPercent = 80
 
 // maxSpendEntries bounds the memory of the hourly spend window: beyond it,
 // spend recorded close together shares an entry (conservatively: it then
 // leaves the window with the newest of it).
 const maxSpendEntries = 4096
 
-// Usage is what an iteration, or a call within one, spent at the model
-// provider. A count below zero, and a cost that is negative, NaN or
-// infinite, count as zero: a broken report never spoils the totals. Sums
-// saturate, at the largest int and the largest float64.
-//
-// A Usage that names its Model and gives no CostUSD is priced when it is
-// recorded ([Iteration.Usage], [CircuitBreaker.AddUsage]), with
-// [SpendRules.Prices]; a model with no price there costs nothing, and while a
-// dollar cap is set the breaker warns of it ([ReasonUnpricedModel]).
+// Usage is what an iteration, or a call within one, spent. Negative counts
+// and a negative, NaN or infinite cost count as zero, and sums saturate. A
+// Usage with a Model and no CostUSD is priced with [SpendRules.Prices] when
+// it is recorded.
 type Usage struct {
-	// InputTokens counts the tokens the model read, cached ones included
-	// (for Claude Code: input_tokens, cache_creation_input_tokens and
-	// cache_read_input_tokens together).
-	InputTokens int
-	// OutputTokens counts the tokens the model wrote, thinking included.
+	// InputTokens counts the tokens read, cached ones included;
+	// OutputTokens those written, thinking included.
+	InputTokens  int
 	OutputTokens int
-	// CostUSD is what it cost, in US dollars (Claude Code's
-	// total_cost_usd); zero: priced from Model, when it is given.
+	// CostUSD is the cost in US dollars; zero: priced from Model.
 	CostUSD float64
-	// Model names the model that answered (claude-sonnet-4-5, gpt-5), for
-	// pricing; empty: not priced. Totals ([Spend.Total]) name none.
+	// Model is the model that answered, for pricing; empty: not priced.
 	Model string
-	// CacheReadTokens and CacheWriteTokens are the part of InputTokens
-	// read from and written to the provider's prompt cache, which a
-	// [Price] prices at their own rates.
+	// CacheReadTokens and CacheWriteTokens are the part of InputTokens read
+	// from and written to the prompt cache.
 	CacheReadTokens  int
 	CacheWriteTokens int
 }
@@ -89,15 +81,12 @@ func addCost(a, b float64) float64 {
 	return math.Min(a+b, math.MaxFloat64)
 }
 
-// Spend is what the loop spent ([Usage] reported by [Iteration.Usage] and
-// [CircuitBreaker.AddUsage]) and its caps, as [Stats] reports it. Neither
-// Reset nor Resume gives the spend back: it was spent.
+// Spend is what the loop spent, and its caps ([Stats.Spend]). Neither Reset
+// nor Resume gives the spend back.
 type Spend struct {
-	// Total is the spend over the loop's life (since New, and across
-	// restarts through a snapshot).
-	Total Usage
-	// LastHour is the spend in the rolling hour; zero unless an hourly
-	// cap is set.
+	// Total is the spend of the loop's life, across restarts; LastHour that
+	// of the rolling hour, zero without an hourly cap.
+	Total    Usage
 	LastHour Usage
 	// The caps, as [Config] sets them; zero: no cap.
 	MaxTokens         int
@@ -106,9 +95,7 @@ type Spend struct {
 	MaxCostUSDPerHour float64
 }
 
-// TokensLeft returns how many tokens the loop may still spend: the least
-// any token cap leaves, zero once one is reached, and -1 when no token cap
-// is set.
+// TokensLeft returns the tokens the tightest token cap leaves; -1 without one.
 func (s Spend) TokensLeft() int {
 	left := -1
 	for _, c := range s.caps() {
@@ -119,9 +106,7 @@ func (s Spend) TokensLeft() int {
 	return left
 }
 
-// CostLeftUSD returns how many US dollars the loop may still spend: the
-// least any cost cap leaves, zero once one is reached, and -1 when no cost
-// cap is set.
+// CostLeftUSD returns the dollars the tightest cost cap leaves; -1 without one.
 func (s Spend) CostLeftUSD() float64 {
 	left := -1.0
 	for _, c := range s.caps() {
@@ -132,9 +117,7 @@ func (s Spend) CostLeftUSD() float64 {
 	return left
 }
 
-// Warning returns the warning once [SpendWarningPercent] of a cap is
-// spent, for the cap most spent, e.g. "Spend 85% of the cap: $8.50 of
-// $10.00 over the loop's life, $1.50 left"; "" below that or without caps.
+// Warning returns the warning text from 80% of the most spent cap; "" below.
 func (s Spend) Warning() string {
 	most := s.mostSpent()
 	if most == nil {
@@ -144,7 +127,7 @@ func (s Spend) Warning() string {
 		int(math.Min(most.share(), 100)), most.amount(most.spent), most.amount(most.limit), most.where(), most.amount(most.left()))
 }
 
-// mostSpent returns the cap most spent, once [SpendWarningPercent] of it
+// mostSpent returns the cap most spent, once spendWarningPercent of it
 // is; nil below that or without caps.
 func (s Spend) mostSpent() *spendCap {
 	var most *spendCap
@@ -154,7 +137,7 @@ func (s Spend) mostSpent() *spendCap {
 			most = &caps[i]
 		}
 	}
-	if most == nil || most.share() < SpendWarningPercent {
+	if most == nil || most.share() < spendWarningPercent {
 		return nil
 	}
 	return most
@@ -301,7 +284,7 @@ func (s *spendState) prune(now time.Time) {
 	for i := len(s.entries) - 1; i >= s.head && s.entries[i].at.After(now); i-- {
 		s.entries[i].at = now
 	}
-	cutoff := now.Add(-SpendWindow)
+	cutoff := now.Add(-spendWindow)
 	dropped := false
 	for s.head < len(s.entries) && !s.entries[s.head].at.After(cutoff) {
 		s.head++
@@ -335,7 +318,7 @@ func (s *spendState) retryAfter(tokenCap int, costCap float64, now time.Time) ti
 	for i := len(es) - 1; i >= 0; i-- {
 		// What is left once es[i] has gone: the entries after it.
 		if over(left.plus(es[i].usage)) {
-			return es[i].at.Add(SpendWindow).Sub(now)
+			return es[i].at.Add(spendWindow).Sub(now)
 		}
 		left = left.plus(es[i].usage)
 	}
@@ -402,7 +385,7 @@ const maxUnpriced = 8
 // noteUnpriced remembers that model, which spent tokens, has no price.
 // Called with b.mu held.
 func (b *CircuitBreaker) noteUnpriced(model string) {
-	model = firstLine(model)
+	model = errtext.FirstLine(model)
 	if len(b.unpriced) < maxUnpriced && !slices.Contains(b.unpriced, model) {
 		b.unpriced = append(b.unpriced, model)
 	}
@@ -418,11 +401,9 @@ func (b *CircuitBreaker) unpricedWarning() (Reason, bool) {
 	return UnpricedModels(b.unpriced), true
 }
 
-// UnpricedModels returns the warning of kind [ReasonUnpricedModel] that
-// names models, which spent tokens but have no price in [SpendRules.Prices],
-// so that their calls cost nothing toward a dollar cap. A breaker gives it
-// in [Decision.Warnings] itself; a worker of a fleet, which prices what it
-// reports, gives it with this.
+// UnpricedModels returns the [ReasonUnpricedModel] warning for models that
+// spent tokens without a price, for a fleet worker that prices its own
+// reports; a breaker gives it itself.
 func UnpricedModels(models []string) Reason {
 	quoted := make([]string, len(models))
 	for i, m := range models {
@@ -431,15 +412,9 @@ func UnpricedModels(models []string) Reason {
 	return Reason{Kind: ReasonUnpricedModel, Count: len(models), Message: strings.Join(quoted, ", ")}
 }
 
-// AddUsage adds what was spent to the loop's spend, as it happens: a host
-// (or an HTTP transport) that sees each call's usage reports it here
-// during an iteration, and leaves [Iteration.Usage] zero. The spend caps
-// ([SpendRules.MaxTokens], [SpendRules.MaxCostUSD] and their hourly kin) refuse the
-// next Check once it reaches them. Negative counts and a cost that is
-// negative, NaN or infinite count as zero.
-//
-// A Usage that names its Model and gives no CostUSD is priced with
-// [SpendRules.Prices], as a transport's reports are.
+// AddUsage adds u to the loop's spend as it happens, during an iteration
+// (then leave [Iteration.Usage] zero); it is priced as a recorded Usage is.
+// A spend cap reached refuses the next Check.
 func (b *CircuitBreaker) AddUsage(u Usage) {
 	u, unpriced := b.priced(u)
 	b.mu.Lock()

@@ -18,12 +18,12 @@ func TestSpendCapStopsTheLoop(t *testing.T) {
 	b.Record(Iteration{Usage: Usage{InputTokens: 12000, OutputTokens: 800, CostUSD: 0.45}})
 	d := b.Check()
 	assert.True(t, d.Allow)
-	assert.Empty(t, d.Warning, "45% spent")
+	assert.Empty(t, warningsText(d), "45% spent")
 
 	b.Record(Iteration{Usage: Usage{InputTokens: 9000, OutputTokens: 600, CostUSD: 0.40}})
 	d = b.Check()
 	assert.True(t, d.Allow)
-	assert.Equal(t, "Spend 85% of the cap: $0.85 of $1.00 over the loop's life, $0.15 left", d.Warning)
+	assert.Equal(t, "Spend 85% of the cap: $0.85 of $1.00 over the loop's life, $0.15 left", warningsText(d))
 
 	b.Record(Iteration{Err: errA(1), Usage: Usage{CostUSD: 0.2}})
 	d = b.Check()
@@ -34,8 +34,8 @@ func TestSpendCapStopsTheLoop(t *testing.T) {
 	assert.Zero(t, d.RetryAfter)
 	assert.ErrorIs(t, d.Err(), ErrSpendCap)
 	assert.NotErrorIs(t, d.Err(), ErrOpen)
-	var stop *StopError
-	require.ErrorAs(t, d.Err(), &stop)
+	var refused *RefusedError
+	require.ErrorAs(t, d.Err(), &refused)
 
 	clock.Advance(48 * time.Hour)
 	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
@@ -80,7 +80,7 @@ func TestHourlySpendCapWaitsForTheHour(t *testing.T) {
 	clock.Advance(20 * time.Minute)
 	b.Record(Iteration{Usage: Usage{InputTokens: 4000}})
 	d := b.Check()
-	assert.Equal(t, "Spend 80% of the cap: 8000 tokens of 10000 tokens in the last hour, 2000 tokens left", d.Warning)
+	assert.Equal(t, "Spend 80% of the cap: 8000 tokens of 10000 tokens in the last hour, 2000 tokens left", warningsText(d))
 	clock.Advance(10 * time.Minute)
 	b.Record(Iteration{Usage: Usage{InputTokens: 3000}})
 
@@ -171,7 +171,7 @@ func TestSpendWithoutCapsIsCounted(t *testing.T) {
 	b.Record(Iteration{Usage: Usage{InputTokens: 10, OutputTokens: 5, CostUSD: 0.01}})
 	d := b.Check()
 	assert.True(t, d.Allow)
-	assert.Empty(t, d.Warning)
+	assert.Empty(t, warningsText(d))
 	s := b.Stats()
 	assert.Equal(t, 15, s.Spend.Total.Tokens())
 	assert.Zero(t, s.Spend.LastHour, "no hourly cap: no window kept")
@@ -185,7 +185,7 @@ func TestWarningsOfBudgetAndSpendAreJoined(t *testing.T) {
 	b, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 10, MaxTokens: 100}})
 	b.Record(Iteration{Calls: 9, Usage: Usage{OutputTokens: 90}})
 	assert.Equal(t, "Call budget 90% used: 9 of 10 calls in the last hour, 1 left; Spend 90% of the cap: 90 tokens of 100 tokens over the loop's life, 10 tokens left",
-		b.Check().Warning)
+		warningsText(b.Check()))
 }
 
 // The Spend value's arithmetic: the least any cap leaves, the warning of

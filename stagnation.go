@@ -9,20 +9,13 @@ import (
 // ([Iteration.Work]). The test-fix-loop signal reads it.
 type WorkKind uint8
 
-// The work kinds. The zero value means the host did not say, and the
-// iteration is left out of the test-fix-loop window.
+// The work kinds.
 const (
-	WorkUnlabelled WorkKind = iota
-	// WorkImplementation: the iteration worked on the product itself.
-	WorkImplementation
-	// [WorkTestFix]: the iteration only fixed tests.
-	WorkTestFix
-	// WorkOther: anything else (documentation, planning, refactoring...).
-	WorkOther
-	// [WorkTestsOnly]: the iteration only ran the tests, implementing
-	// nothing. ralph-claude-code reads a run of these as "nothing left to do" (the
-	// test-only completion signal).
-	WorkTestsOnly
+	WorkUnlabelled     WorkKind = iota // the host did not say
+	WorkImplementation                 // worked on the product itself
+	WorkTestFix                        // only fixed tests
+	WorkOther                          // anything else (docs, planning, ...)
+	WorkTestsOnly                      // only ran the tests
 )
 
 // String returns "unlabelled", "implementation", "test_fix", "other" or
@@ -43,9 +36,8 @@ func (k WorkKind) String() string {
 	return "WorkKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// ScoreWeights are the points of the progress score of the superkit
-// circuit-breaker design. Each measured
-// iteration scores the sum of the weights that apply to it.
+// ScoreWeights are the points of superkit's progress score: a measured
+// iteration scores the sum of those that apply to it.
 type ScoreWeights struct {
 	TestPassing    int // per test passing now that did not before (default +3)
 	TaskCompleted  int // per completed task (default +5)
@@ -56,8 +48,8 @@ type ScoreWeights struct {
 	Reverted       int // when the iteration reverted earlier changes (default -1)
 }
 
-// [DefaultScoreWeights] returns superkit's weights. Start from it to change
-// one weight: a zero ScoreWeights in Config means these.
+// DefaultScoreWeights returns superkit's weights, which a zero ScoreWeights
+// in Config stands for.
 func DefaultScoreWeights() ScoreWeights {
 	return ScoreWeights{
 		TestPassing:    3,

@@ -14,8 +14,7 @@ const (
 	Closed State = iota
 	// Open: iterations do not run until the cooldown has passed.
 	Open
-	// HalfOpen: exactly one iteration (the probe) may run, and its outcome
-	// decides whether the circuit closes or opens again.
+	// HalfOpen: one probe iteration may run; its outcome closes or reopens.
 	HalfOpen
 )
 
@@ -71,11 +70,9 @@ func (b *CircuitBreaker) held() bool {
 	return b.state == Open && heldKind(b.reason.Kind)
 }
 
-// Held reports whether a reason of kind k holds the circuit open until a
-// person acts (Resume, Skip or Reset): [ReasonForcedOpen], [ReasonAborted],
-// [ReasonProtectedFiles], [ReasonGaveUp]. No cooldown ends such an open, and
-// [CircuitBreaker.Wait] returns at once. A worker of a fleet reads it to
-// tell a hold from an open that its cooldown ends.
+// Held reports whether a reason of kind k holds the circuit open until
+// Resume, Skip or Reset: [ReasonForcedOpen], [ReasonAborted],
+// [ReasonProtectedFiles], [ReasonGaveUp].
 func (k ReasonKind) Held() bool { return heldKind(k) }
 
 // heldKind is Held.

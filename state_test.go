@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +19,7 @@ func TestStateStrings(t *testing.T) {
 }
 
 // tripped returns a breaker opened by three consecutive failures.
-func tripped(t *testing.T, cfg Config) (*CircuitBreaker, *fakeClock) {
+func tripped(t *testing.T, cfg Config) (*CircuitBreaker, *loopbreakertest.Clock) {
 	t.Helper()
 	b, clock := newTestBreaker(t, cfg)
 	for i := 0; i < 3; i++ {

@@ -11,36 +11,24 @@ import (
 	"github.com/loopbreaker/loopbreaker/internal/errtext"
 )
 
-// Action is what one step of a tool-calling agent did: a tool call, or a
-// turn in which the model only wrote a message. A host whose loop runs one
-// model turn and its tool calls per step reports it in [Iteration.Action],
-// with the tool's result in [Iteration.Observation].
-//
-// Two actions are the same when their fingerprints are (see
-// [Action.Fingerprint]): the same tool with the same arguments, up to white
-// space, or the same message. Unlike an error or an observation, an
-// action is not normalized: the model writes it, and its numbers (a line
-// range, an element to click, an amount) are what it chose, not noise.
+// Action is what one step of a tool-calling agent did ([Iteration.Action]):
+// a tool call, or a turn in which the model only wrote a message. Actions
+// are not normalized: the model's numbers are its choices.
 type Action struct {
-	// Tool is the name of the tool called; empty for a message-only turn.
+	// Tool is the tool called; empty for a message-only turn.
 	Tool string
-	// Args are the tool call's arguments as the model wrote them (JSON,
-	// a command line, any text).
+	// Args are the tool call's arguments as the model wrote them.
 	Args string
-	// Message is the text of a message-only turn (Tool empty): what the
-	// model said without calling a tool. An empty message is a turn in
-	// which the model said nothing at all, and repeated it is a monologue
-	// too. Message is ignored when Tool is set.
+	// Message is a message-only turn's text (an empty one counts too);
+	// ignored when Tool is set.
 	Message string
 }
 
-// IsMessage reports whether the action is a message-only turn: no tool was
-// called.
+// IsMessage reports whether no tool was called.
 func (a *Action) IsMessage() bool { return a.Tool == "" }
 
-// String returns the action as the step signals' evidence shows it: the
-// tool and its arguments, or "(message) " and the message, with every run
-// of white space made one space.
+// String returns the tool and its arguments, or "(message) " and the
+// message, with every run of white space made one space.
 func (a *Action) String() string {
 	if a.IsMessage() {
 		return "(message) " + collapseSpace(a.Message)
@@ -51,14 +39,9 @@ func (a *Action) String() string {
 	return collapseSpace(a.Tool + " " + a.Args)
 }
 
-// Fingerprint returns the action's identity for the step signals: the
-// first 8 lower-case hex characters of the MD5 of its canonical text. That
-// text is the tool's name, a newline and the arguments, with the white
-// space between JSON tokens dropped when they are JSON ({"a": 1} and
-// {"a":1} are one action), and every other run of white space made one
-// space; for a message-only turn, "message", a newline and the message,
-// likewise. Case, digits and paths are kept. At most MaxNormalizedInput
-// bytes of the arguments or the message are read.
+// Fingerprint returns the action's identity for the step signals, 8 hex
+// characters: the same tool with the same arguments up to white space (also
+// between JSON tokens), or the same message, is the same action.
 func (a *Action) Fingerprint() string { return formatFingerprint(a.fingerprint32()) }
 
 // fingerprint32 is Fingerprint as a number.
@@ -79,8 +62,8 @@ func (a *Action) fingerprint32() uint32 {
 // canonicalArgs is the arguments' text as an action's fingerprint reads it
 // (see Action.Fingerprint).
 func canonicalArgs(s string) string {
-	if len(s) > MaxNormalizedInput {
-		s = s[:MaxNormalizedInput]
+	if len(s) > maxNormalizedInput {
+		s = s[:maxNormalizedInput]
 	}
 	if t := strings.TrimSpace(s); t != "" && (t[0] == '{' || t[0] == '[') {
 		return compactJSONSpace(t)
@@ -110,11 +93,11 @@ func evidenceText(s string) string {
 }
 
 // collapseSpace makes every run of white space one space and trims the
-// ends, reading at most MaxNormalizedInput bytes: the evidence is capped
+// ends, reading at most maxNormalizedInput bytes: the evidence is capped
 // anyway.
 func collapseSpace(s string) string {
-	if len(s) > MaxNormalizedInput {
-		s = s[:MaxNormalizedInput]
+	if len(s) > maxNormalizedInput {
+		s = s[:maxNormalizedInput]
 	}
 	return strings.Join(strings.Fields(strings.ToValidUTF8(s, "\uFFFD")), " ")
 }

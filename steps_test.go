@@ -412,7 +412,7 @@ func FuzzActionFingerprint(f *testing.F) {
 		m := &Action{Message: s}
 		_, ok = parseFingerprint(m.Fingerprint())
 		require.True(t, ok)
-		if strings.HasPrefix(s, "{") && len(s) < MaxNormalizedInput {
+		if strings.HasPrefix(s, "{") && len(s) < maxNormalizedInput {
 			// Spacing between tokens, outside strings, is not identity.
 			spaced := strings.NewReplacer(`{`, `{ `, `}`, ` }`).Replace(s)
 			if !strings.Contains(s, `"`) {

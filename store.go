@@ -15,30 +15,22 @@ import (
 	"time"
 )
 
-// Store keeps one snapshot per loop, so that a loop that restarts does not
-// forget that it was stuck. Loops are named by the host; a name means the
-// same loop across restarts. Implementations must be safe for concurrent
-// use.
+// Store keeps one snapshot per loop, named by the host, so that a loop that
+// restarts remembers that it was stuck. Implementations must be safe for
+// concurrent use.
 type Store interface {
-	// Load returns the snapshot last saved for loop. When nothing was
-	// saved it returns an error matching [ErrNoState]: the loop starts
-	// fresh. A saved state that cannot be used is an error matching
-	// [ErrCorruptState], and the store keeps it as it is. Any other error
-	// (the state could not be read) is neither.
+	// Load returns loop's last snapshot: an error matching [ErrNoState]
+	// when none was saved, [ErrCorruptState] for one that cannot be used
+	// (and kept as it is), neither when it could not be read.
 	Load(ctx context.Context, loop string) (Snapshot, error)
-	// Save replaces the snapshot of loop, whole: a concurrent Load, in
-	// this process or another, sees the previous snapshot or this one,
-	// never a mix. Of concurrent Saves, the last one wins.
+	// Save replaces loop's snapshot whole: a concurrent Load sees the old
+	// one or the new, never a mix; of concurrent Saves the last wins.
 	Save(ctx context.Context, loop string, s Snapshot) error
 }
 
-// FileStore is a Store that keeps each loop's snapshot in a JSON file of
-// its own, <dir>/<loop>.json. Saves are atomic: the snapshot is written to
-// a temporary file in the same directory, synced, renamed over the state
-// file, and the directory is synced, so a crash or a concurrent writer
-// (another goroutine or process) never leaves a half-written state file.
-// It takes no lock: nothing reads, changes and writes back a file, each
-// Save replaces it whole, and of two writers the last rename wins.
+// FileStore is a Store that keeps each loop's snapshot in its own JSON file,
+// <dir>/<loop>.json, written atomically: a crash or a concurrent writer
+// never leaves a half-written file, and of two writers the last wins.
 type FileStore struct {
 	dir string
 
@@ -48,9 +40,8 @@ type FileStore struct {
 	beforeMoveAside func()
 }
 
-// [NewFileStore] returns a store that keeps its files in dir. The directory
-// is made (with its parents) on the first Save if it does not exist. An
-// empty dir is the current directory, as the process finds it at each call.
+// NewFileStore returns a store that keeps its files in dir, made on the
+// first Save. An empty dir is the current directory.
 func NewFileStore(dir string) *FileStore {
 	if dir == "" {
 		dir = "."
@@ -63,14 +54,9 @@ func NewFileStore(dir string) *FileStore {
 const maxLoopName = 128
 
 // Path returns the state file of loop, <dir>/<loop>.json. A loop name is 1
-// to 128 ASCII letters, digits, '.', '_' or '-', not starting with '.', so
-// it can never name a file outside dir (no separator, no ".."). A name that
-// Windows takes for a device (CON, PRN, AUX, NUL, COM0-9, LPT0-9, in any
-// case, alone or before a '.') is refused on every system, so that a name
-// means a file wherever the loop runs. Any other name is an error matching
-// [ErrInvalidLoopName]. On a file system that ignores case (macOS, Windows by
-// default), names that differ only in case name the same file: the same
-// loop.
+// to 128 ASCII letters, digits, '.', '_' or '-', not starting with '.', and
+// not a Windows device name (CON, NUL, COM1, ...); any other name is an
+// error matching [ErrInvalidLoopName].
 func (s *FileStore) Path(loop string) (string, error) {
 	if loop == "" || len(loop) > maxLoopName || loop[0] == '.' {
 		return "", fmt.Errorf("%w %q: 1 to %d characters, not starting with '.'", ErrInvalidLoopName, loop, maxLoopName)
@@ -102,16 +88,11 @@ func windowsDevice(loop string) bool {
 	return false
 }
 
-// Load reads and validates loop's snapshot. A missing file is an error
-// matching [ErrNoState] (and fs.ErrNotExist). A file that is not a valid
-// snapshot (see [ParseSnapshot]) is a *CorruptStateError with the file's
-// path, matching [ErrCorruptState]; the file is left where it is, for the
-// caller to refuse to go on (the safe default) or to call MoveAside and
-// start fresh. A file larger than [MaxStateFileSize] is corrupt too, and is
-// not read. A state written by a newer loopbreaker is an error matching
-// [ErrNewerState], not corrupt: MoveAside leaves it alone. A file that
-// cannot be read (permissions, I/O) is returned as that error, matching
-// none of these: it may be fine, and is not moved.
+// Load reads and validates loop's snapshot. A missing file matches
+// [ErrNoState] and fs.ErrNotExist; an invalid one, or one larger than
+// [MaxStateFileSize], is a [*StateError] with its path matching
+// [ErrCorruptState]; a newer one matches [ErrNewerState]; a read error is
+// returned as it is. The file is never moved.
 func (s *FileStore) Load(ctx context.Context, loop string) (Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return Snapshot{}, err
@@ -130,10 +111,8 @@ func (s *FileStore) Load(ctx context.Context, loop string) (Snapshot, error) {
 	return snap, err
 }
 
-// [MaxStateFileSize] bounds a state file: Load refuses a larger one as
-// corrupt without reading it, and Save refuses to write one. A snapshot
-// with every window full and 10,000 fingerprints in its error history
-// takes about 0.6 MiB.
+// MaxStateFileSize bounds a state file: Load refuses a larger one as
+// corrupt without reading it, and Save does not write one.
 const MaxStateFileSize = 64 << 20
 
 // readSnapshot reads and parses the state file at path, reading no more
@@ -145,7 +124,7 @@ func readSnapshot(path string) (Snapshot, error) {
 	}
 	defer f.Close()
 	tooLarge := func(size int64) error {
-		return &CorruptStateError{Path: path, Err: fmt.Errorf("%d bytes or more, larger than a state file may be (%d)", size, MaxStateFileSize)}
+		return &StateError{Path: path, Err: fmt.Errorf("%d bytes or more, larger than a state file may be (%d)", size, MaxStateFileSize)}
 	}
 	if fi, err := f.Stat(); err != nil {
 		return Snapshot{}, err
@@ -160,31 +139,18 @@ func readSnapshot(path string) (Snapshot, error) {
 		return Snapshot{}, tooLarge(int64(len(data)))
 	}
 	snap, err := ParseSnapshot(data)
-	var corrupt *CorruptStateError
-	var newer *NewerStateError
-	switch {
-	case errors.As(err, &corrupt):
-		corrupt.Path = path
-	case errors.As(err, &newer):
-		newer.Path = path
+	var bad *StateError
+	if errors.As(err, &bad) {
+		bad.Path = path
 	}
 	return snap, err
 }
 
-// Save validates snap (a snapshot that Load would refuse is not written:
-// the error matches [ErrCorruptState]) and writes it atomically as loop's
-// state file, making the directory if needed. An error before the new
-// file is renamed into place leaves the previous state file untouched and
-// no temporary file behind. The one error after it (syncing the directory,
-// on systems that can) means the new file is in place and readable but a
-// crash of the machine could still lose the rename. A snapshot whose JSON
-// would take more than [MaxStateFileSize] is not written.
-//
-// A Save whose process died before its rename (a crash, SIGKILL) leaves its
-// temporary file, .<loop>.json.tmp-*, behind. A later Save of the same loop
-// removes such files once they are a minute old and, on systems with
-// advisory file locks (Linux, macOS, the BSDs), only when no live writer
-// holds them locked.
+// Save validates snap (an invalid one is an error matching
+// [ErrCorruptState]) and writes it atomically as loop's state file. On an
+// error the previous file is untouched, except when only the final
+// directory sync failed. It removes temporary files that crashed Saves of
+// the loop left, once they are a minute old.
 func (s *FileStore) Save(ctx context.Context, loop string, snap Snapshot) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -298,29 +264,12 @@ func syncDir(dir string) error {
 	return err
 }
 
-// MoveAside renames loop's state file to <loop>.json.corrupt-<time>, the
-// time in UTC to the nanosecond (e.g.
-// "agent.json.corrupt-20260119T090000.000000000Z", with "-1", "-2", ...
-// added when that name is taken), and returns the new path, so that the
-// loop can start fresh while the bad file is kept for a person to look at.
-//
-// Only a file that Load refuses as corrupt ([ErrCorruptState]) is moved. A
-// valid snapshot is an error matching [ErrNotCorrupt] and stays where it is:
-// it holds what the loop learned, and moving it would let a stuck loop
-// start again as if it were not. A missing file is an error matching
-// fs.ErrNotExist; a file that cannot be read is that error; neither moves
-// anything.
-//
-// MoveAside is safe against other processes. The new name is reserved by
-// creating it exclusively (O_EXCL), so it never replaces an existing file,
-// not even one another MoveAside is making at the same moment; the rename
-// that follows replaces only that reservation. Of two MoveAside calls at
-// once, one moves the file and the other finds it missing. If a Save
-// replaces the corrupt file after the check and before the rename, the
-// file moved is a valid one: MoveAside puts it back (by a hard link, which
-// never replaces a newer Save; by a rename where the file system has no
-// hard links) and returns an error matching [ErrNotCorrupt]. A crash between
-// the reservation and the rename can leave an empty reserved file.
+// MoveAside renames loop's corrupt state file to
+// <loop>.json.corrupt-<UTC time> and returns the new path, so that the loop
+// can start fresh and a person can look at the file. A valid or newer
+// snapshot is not moved (an error matching [ErrNotCorrupt] or
+// [ErrNewerState]); nor is a missing or unreadable file. It never replaces
+// another file, and is safe against other processes.
 func (s *FileStore) MoveAside(loop string) (string, error) {
 	path, err := s.Path(loop)
 	if err != nil {
@@ -417,13 +366,10 @@ func putBack(aside, path string, why error) error {
 	return fmt.Errorf("%s was replaced since the check, and is left in place: %w", path, why)
 }
 
-// [NewFromStore] returns a breaker for cfg with the state that store holds
-// for loop, and reports whether there was one. When nothing was saved
-// ([ErrNoState]) the breaker is fresh and restored is false. Every other
-// error, a corrupt state ([ErrCorruptState]) included, is returned with no
-// breaker: a loop that was stuck must not silently start again as if it
-// were not. To start fresh anyway, a FileStore's MoveAside keeps the bad
-// file out of the way.
+// NewFromStore returns a breaker for cfg with the state store holds for
+// loop, and whether there was one. With nothing saved ([ErrNoState]) the
+// breaker is fresh; any other error, a corrupt state included, is returned
+// with no breaker. [FileStore.MoveAside] clears the way to start fresh.
 func NewFromStore(ctx context.Context, cfg Config, store Store, loop string) (b *CircuitBreaker, restored bool, err error) {
 	b, err = New(cfg)
 	if err != nil {

@@ -74,7 +74,7 @@ func TestFileStoreRefusesACorruptFileAndKeepsIt(t *testing.T) {
 			_, err := store.Load(ctx, "agent")
 			require.ErrorIs(t, err, ErrCorruptState)
 			assert.NotErrorIs(t, err, ErrNoState)
-			var corrupt *CorruptStateError
+			var corrupt *StateError
 			require.ErrorAs(t, err, &corrupt)
 			assert.Equal(t, path, corrupt.Path)
 			assert.Contains(t, err.Error(), path)
@@ -129,7 +129,7 @@ func fixedStore(t *testing.T) (*FileStore, string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	store := NewFileStore(dir)
-	now := newFakeClock().Now()
+	now := testStart
 	store.now = func() time.Time { return now }
 	return store, dir, filepath.Join(dir, "agent.json.corrupt-20260119T090000.000000000Z")
 }
@@ -502,9 +502,9 @@ func TestFileStoreStateOfANewerVersionIsNotCorrupt(t *testing.T) {
 	_, err = store.Load(context.Background(), "agent")
 	require.ErrorIs(t, err, ErrNewerState)
 	assert.NotErrorIs(t, err, ErrCorruptState)
-	var newer *NewerStateError
+	var newer *StateError
 	require.ErrorAs(t, err, &newer)
-	assert.Equal(t, SnapshotVersion+1, newer.Version)
+	assert.Equal(t, SnapshotVersion+1, newer.Newer)
 	assert.Equal(t, path, newer.Path)
 	assert.Contains(t, err.Error(), fmt.Sprintf("written by a newer loopbreaker (version %d", SnapshotVersion+1))
 	assert.NotContains(t, err.Error(), "corrupt")

@@ -3,11 +3,13 @@ package loopbreaker
 import (
 	"slices"
 	"strings"
+
+	"github.com/loopbreaker/loopbreaker/internal/errtext"
 )
 
-// MaxSkippedTasks is how many skipped tasks the breaker remembers
+// maxSkippedTasks is how many skipped tasks the breaker remembers
 // ([CircuitBreaker.SkippedTasks]); the oldest is forgotten first.
-const MaxSkippedTasks = 100
+const maxSkippedTasks = 100
 
 // taskNameRunes bounds a task's name ([Iteration.Task]), as kept and
 // compared.
@@ -31,7 +33,7 @@ type taskState struct {
 // taskName returns the name of an iteration's task as the breaker keeps
 // it: white space around it trimmed, cut to 200 runes, valid UTF-8; ""
 // for no task.
-func taskName(task string) string { return clipText(task, taskNameRunes) }
+func taskName(task string) string { return errtext.Clip(task, taskNameRunes) }
 
 // observeTask updates the task signals for a success or a failure on
 // task ("" when the iteration named none: it is left out). Called with
@@ -60,17 +62,14 @@ func (t *taskState) skip() {
 		return
 	}
 	t.skipped = slices.DeleteFunc(t.skipped, func(s string) bool { return s == t.Task })
-	if len(t.skipped) >= MaxSkippedTasks {
-		t.skipped = append(t.skipped[:0], t.skipped[len(t.skipped)-MaxSkippedTasks+1:]...)
+	if len(t.skipped) >= maxSkippedTasks {
+		t.skipped = append(t.skipped[:0], t.skipped[len(t.skipped)-maxSkippedTasks+1:]...)
 	}
 	t.skipped = append(t.skipped, t.Task)
 }
 
-// SkippedTasks returns the tasks Skip skipped, oldest first (at most
-// [MaxSkippedTasks]), so that a runner picks another task rather than
-// retrying one a person chose to move on from; nil when none was. A task
-// stays on the list until Reset, even when the host comes back to it. The
-// slice is the caller's.
+// SkippedTasks returns the tasks Skip skipped, oldest first, at most 100,
+// until Reset; nil when none was. The slice is the caller's.
 func (b *CircuitBreaker) SkippedTasks() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -169,7 +169,7 @@ func TestLongTaskWarns(t *testing.T) {
 			assert.True(t, d.Allow, "a warning is not a stop")
 			if !tt.warns {
 				assert.Nil(t, d.Warnings)
-				assert.Empty(t, d.Warning)
+				assert.Empty(t, warningsText(d))
 				return
 			}
 			require.Len(t, d.Warnings, 1)
@@ -178,7 +178,7 @@ func TestLongTaskWarns(t *testing.T) {
 			assert.Equal(t, tt.iterations, w.Count)
 			assert.Equal(t, "add login", w.Task)
 			assert.Equal(t, tt.text, w.String())
-			assert.Equal(t, tt.text, d.Warning)
+			assert.Equal(t, tt.text, warningsText(d))
 			assert.Equal(t, d.Warnings, b.Stats().Warnings)
 		})
 	}
@@ -226,28 +226,28 @@ func TestSkipRecordsTheSkippedTask(t *testing.T) {
 }
 
 // A task skipped again moves to the end of the list, once; the list keeps
-// the last MaxSkippedTasks; Reset clears it; the caller owns its copy.
+// the last maxSkippedTasks; Reset clears it; the caller owns its copy.
 func TestSkippedTasksAreBounded(t *testing.T) {
 	b, _ := newTestBreaker(t, Config{})
 	assert.Nil(t, b.SkippedTasks())
 	b.Skip()
 	assert.Nil(t, b.SkippedTasks(), "no task was named")
 
-	for i := range MaxSkippedTasks + 5 {
+	for i := range maxSkippedTasks + 5 {
 		b.Record(Iteration{Task: fmt.Sprintf("task %d", i)})
 		b.Skip()
 	}
 	skipped := b.SkippedTasks()
-	require.Len(t, skipped, MaxSkippedTasks)
+	require.Len(t, skipped, maxSkippedTasks)
 	assert.Equal(t, "task 5", skipped[0])
-	assert.Equal(t, fmt.Sprintf("task %d", MaxSkippedTasks+4), skipped[MaxSkippedTasks-1])
+	assert.Equal(t, fmt.Sprintf("task %d", maxSkippedTasks+4), skipped[maxSkippedTasks-1])
 
 	b.Record(Iteration{Task: "task 5"})
 	b.Skip()
 	skipped = b.SkippedTasks()
-	require.Len(t, skipped, MaxSkippedTasks)
+	require.Len(t, skipped, maxSkippedTasks)
 	assert.Equal(t, "task 6", skipped[0])
-	assert.Equal(t, "task 5", skipped[MaxSkippedTasks-1])
+	assert.Equal(t, "task 5", skipped[maxSkippedTasks-1])
 
 	skipped[0] = "changed"
 	assert.Equal(t, "task 6", b.SkippedTasks()[0])

@@ -83,7 +83,7 @@ func TestTrendWarnings(t *testing.T) {
 			require.Len(t, d.Warnings, 1)
 			assert.Equal(t, tt.kind, d.Warnings[0].Kind)
 			assert.Equal(t, tt.text, d.Warnings[0].String())
-			assert.Equal(t, tt.text, d.Warning)
+			assert.Equal(t, tt.text, warningsText(d))
 		})
 	}
 }
@@ -105,7 +105,7 @@ func TestTrendWarningFigures(t *testing.T) {
 }
 
 // Every warning in force is in the decision, the call budget's first, and
-// Decision.Warning joins their texts for a host that prints one line.
+// warningsText(Decision) joins their texts for a host that prints one line.
 func TestDecisionCarriesEveryWarning(t *testing.T) {
 	b, _ := newTestBreaker(t, Config{Spend: SpendRules{MaxCallsPerHour: 10}, Progress: ProgressRules{MaxTaskIterations: 3}})
 	for i := range 4 {
@@ -120,7 +120,7 @@ func TestDecisionCarriesEveryWarning(t *testing.T) {
 	assert.Equal(t, []ReasonKind{ReasonCallBudgetWarning, ReasonLongTask, ReasonTestsDeclining}, kinds)
 	assert.Equal(t, "Call budget 80% used: 8 of 10 calls in the last hour, 2 left; "+
 		`Task "add login" has taken 4 iterations in a row (warning above 3); `+
-		"Passing tests fell in 3 measured iterations in a row, from 20 to 17 (threshold: 3)", d.Warning)
+		"Passing tests fell in 3 measured iterations in a row, from 20 to 17 (threshold: 3)", warningsText(d))
 	assert.Equal(t, d.Warnings, b.Stats().Warnings)
 
 	d.Warnings[0].Count = 99

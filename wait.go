@@ -2,32 +2,16 @@ package loopbreaker
 
 import (
 	"context"
-	"time"
 )
 
-// Wait blocks until the next iteration may run, and returns the Decision
-// of the Check that allows it. While Check refuses, Wait waits out
-// [Decision.RetryAfter] (the cooldown, a provider limit until it lifts, or
-// until calls or spend leave the rolling hour) and checks again; while the half-open probe of another
-// goroutine is in flight, it waits for the probe's outcome. A change that
-// a host makes meanwhile (an iteration recorded, Resume, Skip, Reset,
-// Restore, ...) wakes it to check at once.
-//
-// When waiting cannot end the refusal ([Decision.WaitHelps]), Wait returns
-// at once with the refused Decision and its error ([Decision.Err]): the
-// loop is complete ([ErrComplete]), the breaker gave up after
-// [Config.MaxConsecutiveOpens] openings in a row ([ErrGaveUp]), the
-// circuit is held open by ForceOpen, Abort or lost protected files
-// ([ErrOpen]), the provider stopped the loop ([ErrProviderStopped]), or the
-// spend cap of the loop's life is reached ([ErrSpendCap]); only a person
-// ends those, so a loop that waits with Wait ends when it is stuck for
-// good. When ctx ends first, Wait returns the last refused Decision and
-// ctx.Err().
-//
-// Wait sleeps with [Config.Sleep], so a test on a fake clock does not wait.
-// It starts no goroutine, and the timer of a real sleep is stopped before
-// Wait returns. A goroutine that Waits again after its own Check let the
-// probe through, without recording its outcome, waits until ctx ends.
+// Wait blocks until Check allows the next iteration, and returns that
+// Decision. It sleeps out each refusal's [Decision.RetryAfter] with
+// [Config.Sleep], waits for another goroutine's probe, and wakes at once
+// when the host changes the breaker. When waiting cannot help
+// ([Decision.WaitHelps]) it returns the refused Decision and [Decision.Err]
+// at once; when ctx ends first, the last refused Decision and ctx.Err(). A
+// goroutine that Waits again after its own probe, without recording it,
+// waits until ctx ends.
 func (b *CircuitBreaker) Wait(ctx context.Context) (Decision, error) {
 	for {
 		woken, done := b.waitForChange(ctx)
@@ -57,17 +41,11 @@ func (b *CircuitBreaker) Wait(ctx context.Context) (Decision, error) {
 	}
 }
 
-// WaitHelps reports whether waiting can end the refusal d, the question
-// every loop asks of a refused Check: go on waiting, or stop? It is true
-// for an open circuit whose cooldown will end, a probe in flight (its
-// outcome is coming), a provider limit until its reset, and the call
-// budget, an hourly spend cap or an unreachable fleet, which time ends.
-// It is false for what only a person ends: the loop is complete, the
-// breaker gave up ([ErrGaveUp]), the circuit is held open (Abort,
-// ForceOpen, protected files lost), the provider stopped the loop, or the
-// spend cap of the loop's life is reached. It is false for a Decision
-// that allows the iteration, as there is nothing to wait for.
-// [CircuitBreaker.Wait] waits exactly while it is true.
+// WaitHelps reports whether waiting can end the refusal d: true for an open
+// circuit, a probe in flight, a provider limit, the call budget, an hourly
+// spend cap and an unreachable shared breaker; false for what only a person
+// ends (a complete loop, [ErrGaveUp], a held circuit, a provider stop, the
+// lifetime spend cap) and for a Decision that allows.
 func (d Decision) WaitHelps() bool {
 	switch {
 	case d.Allow || d.Complete:
@@ -103,17 +81,5 @@ func (b *CircuitBreaker) wake() {
 	for id, cancel := range b.waiters {
 		cancel()
 		delete(b.waiters, id)
-	}
-}
-
-// sleep is the Sleep of a nil [Config.Sleep]: a real timer.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

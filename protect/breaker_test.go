@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,28 +17,10 @@ import (
 // A Guard in the breaker: what the breaker does when the Guard finds
 // protected files lost.
 
-// fakeClock is the breaker's clock, moved by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // newBreaker returns a breaker with cfg on a clock of the test's own.
-func newBreaker(t testing.TB, cfg loopbreaker.Config) (*loopbreaker.CircuitBreaker, *fakeClock) {
+func newBreaker(t testing.TB, cfg loopbreaker.Config) (*loopbreaker.CircuitBreaker, *loopbreakertest.Clock) {
 	t.Helper()
-	clock := &fakeClock{now: time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)}
+	clock := loopbreakertest.NewClock(time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC))
 	cfg.Now = clock.Now
 	b, err := loopbreaker.New(cfg)
 	require.NoError(t, err)

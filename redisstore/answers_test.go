@@ -104,7 +104,7 @@ func TestAGarbledFleetStateIsAnOutageNotAZero(t *testing.T) {
 			assert.NotEqual(t, loopbreaker.State(7), w.Stats().State)
 
 			d = closed.Check()
-			require.ErrorIs(t, d.Err(), ErrFleetUnavailable)
+			require.ErrorIs(t, d.Err(), loopbreaker.ErrUnavailable)
 			assert.Contains(t, d.Reason.Message, field.says)
 		})
 	}
@@ -123,7 +123,7 @@ func TestAWorkerOutOfReachNamesTheAddress(t *testing.T) {
 		Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	require.NoError(t, err)
 	d := w.Check()
-	require.ErrorIs(t, d.Err(), ErrFleetUnavailable)
+	require.ErrorIs(t, d.Err(), loopbreaker.ErrUnavailable)
 	assert.Contains(t, d.Reason.Message, "redis at 127.0.0.1:1: ")
 	assert.Contains(t, log.String(), "redis at 127.0.0.1:1: ")
 	assert.NotContains(t, log.String()+d.Reason.Message, "s3cret")

@@ -81,7 +81,7 @@ type Config struct {
 	PollInterval time.Duration
 
 	// FailClosed makes the worker refuse every iteration, with
-	// [ErrFleetUnavailable], while Redis is out of reach. By default the
+	// [loopbreaker.ErrUnavailable], while Redis is out of reach. By default the
 	// worker's local breaker decides alone.
 	FailClosed bool
 
@@ -89,11 +89,6 @@ type Config struct {
 	// line when the worker rejoins. Nil means slog.Default().
 	Logger *slog.Logger
 }
-
-// ErrFleetUnavailable is matched (errors.Is) by the error of a Decision a
-// worker with [Config.FailClosed] refuses while Redis is out of reach. It is
-// [loopbreaker.ErrFleetUnavailable].
-var ErrFleetUnavailable = loopbreaker.ErrFleetUnavailable
 
 // ErrInvalidConfig is matched (errors.Is) by the error New returns for a
 // Config it cannot use, and by the errors of an invalid Breaker config.
@@ -125,7 +120,7 @@ func (c *Config) validate() error {
 			bad(d.field, d.value, "must not be negative (zero means the default)")
 		}
 	}
-	if c.IdleTTL != 0 && c.IdleTTL < loopbreaker.CallBudgetWindow {
+	if c.IdleTTL != 0 && c.IdleTTL < time.Hour { // the call budget's window
 		bad("IdleTTL", c.IdleTTL, "must be at least an hour, the call budget's window (zero means the default, 24h)")
 	}
 	if o := clientOptions(c.Client); o != nil && !*o {

@@ -8,11 +8,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/internal/errtext"
 )
 
 // FuzzReplyTexts feeds any text to what reads the script's texts and cuts
 // error samples and limit messages: nothing panics, a reason always reads
-// as one, a sample is valid UTF-8 of at most ErrorSampleRunes runes, a cost
+// as one, a sample is valid UTF-8 of at most 200 runes, a cost
 // is a number not below zero or an error, and a limit's message is one line of at most
 // 200 bytes (and "...").
 func FuzzReplyTexts(f *testing.F) {
@@ -30,8 +31,8 @@ func FuzzReplyTexts(f *testing.F) {
 			t.Fatalf("%q read as a reason of no kind with fields: %+v", text, r)
 		}
 		_ = r.String()
-		s := sampleOf(text)
-		if !utf8.ValidString(s) || utf8.RuneCountInString(s) > loopbreaker.ErrorSampleRunes {
+		s := errtext.Sample(text)
+		if !utf8.ValidString(s) || utf8.RuneCountInString(s) > errtext.SampleRunes {
 			t.Fatalf("sample of %q: %q", text, s)
 		}
 		p := replyReader{v: []any{text}}
@@ -42,7 +43,7 @@ func FuzzReplyTexts(f *testing.F) {
 		if f, err := strconv.ParseFloat(text, 64); p.err == nil && (err != nil || f != c) {
 			t.Fatalf("cost %q read as %v, without an error", text, c)
 		}
-		if line := firstLine(text); len(line) > 203 || strings.Contains(line, "\n") ||
+		if line := errtext.FirstLine(text); len(line) > 203 || strings.Contains(line, "\n") ||
 			utf8.ValidString(text) && !utf8.ValidString(line) {
 			t.Fatalf("first line of %q: %q", text, line)
 		}

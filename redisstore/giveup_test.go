@@ -50,7 +50,7 @@ func TestTheFleetGivesUpAfterMaxOpeningsInARow(t *testing.T) {
 		assert.Equal(t, loopbreaker.ReasonConsecutiveFailures, d.Reason.Last)
 		assert.Equal(t, "Gave up: the circuit opened 3 times in a row without recovering (threshold: 3): 3 consecutive failures (threshold: 1)", d.Reason.String())
 		assert.Equal(t, "AssertionError: expected 404 to equal 200", d.Reason.Sample)
-		var open *loopbreaker.OpenError
+		var open *loopbreaker.RefusedError
 		assert.True(t, errors.As(err, &open))
 	}
 

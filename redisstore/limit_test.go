@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/internal/timer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +31,7 @@ func (s *sleeps) Sleep(ctx context.Context, d time.Duration) error {
 	s.mu.Lock()
 	s.pauses = append(s.pauses, d)
 	s.mu.Unlock()
-	return sleepTimer(ctx, d)
+	return timer.Sleep(ctx, d)
 }
 
 func TestOneWorkerHittingAProviderLimitMakesEveryWorkerWaitUntilItsReset(t *testing.T) {

@@ -8,9 +8,10 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/internal/errtext"
+	"github.com/loopbreaker/loopbreaker/internal/limits"
 	"github.com/loopbreaker/loopbreaker/transport"
 )
 
@@ -59,7 +60,7 @@ func (w *Worker) priced(u loopbreaker.Usage) loopbreaker.Usage {
 	} else if u.InputTokens > 0 || u.OutputTokens > 0 {
 		w.mu.Lock()
 		if len(w.unpriced) < 8 && !slices.Contains(w.unpriced, u.Model) {
-			w.unpriced = append(w.unpriced, firstLine(u.Model))
+			w.unpriced = append(w.unpriced, errtext.FirstLine(u.Model))
 		}
 		w.mu.Unlock()
 	}
@@ -208,7 +209,7 @@ func defaultClassify(patterns []loopbreaker.LimitPattern) func(error) loopbreake
 func (w *Worker) limitFor(err error, outcome loopbreaker.Outcome, now time.Time) loopbreaker.Limit {
 	l, ok := loopbreaker.ProviderLimitOf(err, now, w.patterns...)
 	if !ok {
-		l = loopbreaker.Limit{Why: firstLine(err.Error())}
+		l = loopbreaker.Limit{Why: errtext.FirstLine(err.Error())}
 	}
 	switch {
 	case outcome == loopbreaker.ProviderStop:
@@ -245,7 +246,7 @@ func (w *Worker) limitArgs(l *loopbreaker.Limit, now time.Time) []any {
 		// The provider's time, as it said it; at most as far off as any
 		// provider's window.
 		at := l.Reset
-		if far := now.Add(loopbreaker.MaxProviderLimitWait); at.After(far) {
+		if far := now.Add(limits.MaxAhead); at.After(far) {
 			at = far
 		}
 		reset = at.UnixMilli()
@@ -259,21 +260,6 @@ func reasonJSON(r loopbreaker.Reason) string {
 		return ""
 	}
 	return string(b)
-}
-
-// firstLine returns the first line of s, trimmed, at most 200 bytes of it
-// (never cutting a character).
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	s = strings.TrimSpace(s)
-	if len(s) > 200 {
-		i := 200
-		for i > 0 && !utf8.RuneStart(s[i]) {
-			i--
-		}
-		s = s[:i] + "..."
-	}
-	return s
 }
 
 // cleanUsage returns u with what cannot be spent (negative counts, a cost

@@ -178,7 +178,7 @@ func (w *Worker) limitInForce(local *loopbreaker.CircuitBreaker, now time.Time) 
 }
 
 // offline decides while Redis is out of reach: with FailClosed, a refusal
-// with [ErrFleetUnavailable]; otherwise a provider stop or a spent spend
+// with [loopbreaker.ErrUnavailable]; otherwise a provider stop or a spent spend
 // cap over the fleet's life stays in force for this worker, a fleet circuit
 // that was held stays held, one that was open stays open until its
 // cooldown was due to end, a provider limit stays in force until it was
@@ -195,7 +195,7 @@ func (w *Worker) offline(now time.Time) loopbreaker.Decision {
 		}
 		return loopbreaker.Decision{
 			State:      last.state,
-			Reason:     loopbreaker.Reason{Kind: loopbreaker.ReasonFleetUnavailable, Message: msg},
+			Reason:     loopbreaker.Reason{Kind: loopbreaker.ReasonUnavailable, Message: msg},
 			RetryAfter: max(retry, 0),
 		}
 	case last.stop.Kind != loopbreaker.ReasonNone:

@@ -311,13 +311,3 @@ func parseReason(s string) loopbreaker.Reason {
 func formatCost(c float64) string {
 	return strconv.FormatFloat(c, 'g', -1, 64)
 }
-
-func toString(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case int64:
-		return strconv.FormatInt(v, 10)
-	}
-	return ""
-}

@@ -24,9 +24,9 @@ func TestOneWorkersSpendCountsForTheWholeFleet(t *testing.T) {
 
 	d := c.Check()
 	require.True(t, d.Allow, "$8.50 of $10.00: a warning, no stop")
-	assert.Equal(t, "Spend 85% of the cap: $8.50 of $10.00 over the loop's life, $1.50 left", d.Warning)
+	assert.Equal(t, "Spend 85% of the cap: $8.50 of $10.00 over the loop's life, $1.50 left", warningsText(d))
 	require.Len(t, d.Warnings, 1)
-	assert.Equal(t, loopbreaker.Reason{Kind: loopbreaker.ReasonSpendWarning, CostUSD: 8.5, MaxCostUSD: 10, Message: d.Warning}, d.Warnings[0])
+	assert.Equal(t, loopbreaker.Reason{Kind: loopbreaker.ReasonSpendWarning, CostUSD: 8.5, MaxCostUSD: 10, Message: warningsText(d)}, d.Warnings[0])
 	c.RecordSuccess()
 
 	a.AddUsage(loopbreaker.Usage{CostUSD: 1.5}) // as it happens, mid-iteration
@@ -58,8 +58,8 @@ func TestTheFleetsTokenCapCountsInputAndOutputTokens(t *testing.T) {
 	ws[0].Record(loopbreaker.Iteration{Usage: loopbreaker.Usage{InputTokens: 600, OutputTokens: 200}})
 	d := ws[1].Check()
 	require.True(t, d.Allow)
-	assert.Equal(t, "Spend 80% of the cap: 800 tokens of 1000 tokens over the loop's life, 200 tokens left", d.Warning)
-	assert.Equal(t, loopbreaker.Reason{Kind: loopbreaker.ReasonSpendWarning, Count: 800, Threshold: 1000, Message: d.Warning}, d.Warnings[0])
+	assert.Equal(t, "Spend 80% of the cap: 800 tokens of 1000 tokens over the loop's life, 200 tokens left", warningsText(d))
+	assert.Equal(t, loopbreaker.Reason{Kind: loopbreaker.ReasonSpendWarning, Count: 800, Threshold: 1000, Message: warningsText(d)}, d.Warnings[0])
 	ws[1].Record(loopbreaker.Iteration{Usage: loopbreaker.Usage{OutputTokens: 200, CostUSD: -1, InputTokens: -5}})
 	d = ws[0].Check()
 	require.False(t, d.Allow)

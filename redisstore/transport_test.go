@@ -119,5 +119,5 @@ func TestAWorkerWarnsOfAModelWithNoPrice(t *testing.T) {
 	require.True(t, d.Allow)
 	require.Len(t, d.Warnings, 1)
 	assert.Equal(t, loopbreaker.ReasonUnpricedModel, d.Warnings[0].Kind)
-	assert.Contains(t, d.Warning, `No price for model "gpt-9"`)
+	assert.Contains(t, warningsText(d), `No price for model "gpt-9"`)
 }

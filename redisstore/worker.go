@@ -9,18 +9,18 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/internal/errtext"
+	"github.com/loopbreaker/loopbreaker/internal/timer"
 )
 
 // Worker is one worker of a fleet that shares one breaker on Redis. It
 // stands for one loop: the host calls Check before each iteration and
-// Record after it, as with a [loopbreaker.CircuitBreaker] (both are a
-// [loopbreaker.Breaker]). Each Check and each Record is one round trip to
+// Record after it, as with a [loopbreaker.CircuitBreaker], and has the
+// same methods. Each Check and each Record is one round trip to
 // Redis. A Worker is safe for concurrent use; its calls to Redis are
 // bounded by [Config.Timeout].
 //
@@ -175,7 +175,7 @@ func classifiedOutcome(classify func(error) loopbreaker.Outcome) func(error) loo
 // costs no round trip, but for a hold (protected files lost): Check then
 // asks the fleet whether a worker resumed it meanwhile. While Redis is out
 // of reach, the local breaker decides alone, or with [Config.FailClosed]
-// every iteration is refused with [ErrFleetUnavailable]; every
+// every iteration is refused with [loopbreaker.ErrUnavailable]; every
 // [Config.RetryInterval] Check tries Redis again.
 func (w *Worker) Check() loopbreaker.Decision {
 	now := w.cfg.Breaker.Now()
@@ -237,9 +237,6 @@ func (w *Worker) Check() loopbreaker.Decision {
 		d.State, d.Reason = ld.State, ld.Reason
 	}
 	d.Warnings = append(d.Warnings, ld.Warnings...)
-	if len(d.Warnings) > 0 {
-		d.Warning = joinReasons(d.Warnings)
-	}
 	return d
 }
 
@@ -305,18 +302,7 @@ func (w *Worker) decision(r reply) loopbreaker.Decision {
 	if warn, ok := w.unpricedWarning(); ok {
 		d.Warnings = append(d.Warnings, warn)
 	}
-	if len(d.Warnings) > 0 {
-		d.Warning = joinReasons(d.Warnings)
-	}
 	return d
-}
-
-func joinReasons(rs []loopbreaker.Reason) string {
-	texts := make([]string, len(rs))
-	for i, r := range rs {
-		texts[i] = r.String()
-	}
-	return strings.Join(texts, "; ")
 }
 
 // Record tells the fleet the outcome of an iteration, in one round trip.
@@ -367,7 +353,7 @@ func (w *Worker) record(it loopbreaker.Iteration, outcome loopbreaker.Outcome) b
 		text := it.Err.Error()
 		fp, code = loopbreaker.Fingerprint(text), "f"
 		if w.cfg.Breaker.Failures.MaxSamples >= 0 {
-			sample = sampleOf(text)
+			sample = errtext.Sample(text)
 		}
 	case loopbreaker.Neutral:
 		code = "n"
@@ -461,23 +447,6 @@ func (w *Worker) callsOf(it loopbreaker.Iteration) int {
 		}
 	}
 	return calls
-}
-
-// sampleOf cuts an error text to the sample a reason carries: white space
-// around it trimmed, at most [loopbreaker.ErrorSampleRunes] runes.
-func sampleOf(text string) string {
-	if !utf8.ValidString(text) {
-		text = strings.ToValidUTF8(text, "\uFFFD")
-	}
-	text = strings.TrimSpace(text)
-	n := 0
-	for i := range text {
-		if n == loopbreaker.ErrorSampleRunes {
-			return strings.TrimSpace(text[:i])
-		}
-		n++
-	}
-	return text
 }
 
 // localTrip returns the reason, as JSON, when the local breaker opened on
@@ -744,7 +713,7 @@ func (w *Worker) control(op string, reason loopbreaker.Reason, onLocal func(*loo
 func (w *Worker) Wait(ctx context.Context) (loopbreaker.Decision, error) {
 	sleep := w.cfg.Breaker.Sleep
 	if sleep == nil {
-		sleep = sleepTimer
+		sleep = timer.Sleep
 	}
 	for {
 		d := w.Check()
@@ -764,16 +733,5 @@ func (w *Worker) Wait(ctx context.Context) (loopbreaker.Decision, error) {
 			}
 			return d, err
 		}
-	}
-}
-
-func sleepTimer(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }

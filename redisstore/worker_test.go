@@ -6,42 +6,50 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// A fleet worker is a Breaker, so hosts and adapters take it as they take
-// a *loopbreaker.CircuitBreaker.
-var _ loopbreaker.Breaker = (*Worker)(nil)
-
-// clock is a hand-driven local clock; the shared state runs on Redis's.
-// It starts at the time of the machine, which Redis's clock reads too, so
-// that a provider's reset (a time, as the provider gives it) means the
-// same to both.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
+// loop is what a host's loop calls of a breaker. A fleet worker has it as
+// a *loopbreaker.CircuitBreaker has it, so an interface a host declares
+// takes either.
+type loop interface {
+	Check() loopbreaker.Decision
+	Record(loopbreaker.Iteration)
+	Wait(context.Context) (loopbreaker.Decision, error)
+	RecordSuccess()
+	RecordFailure(string) bool
+	State() loopbreaker.State
+	IsTripped() bool
+	Stats() loopbreaker.Stats
+	TripReason() string
+	Resume()
+	Skip()
+	Abort()
+	ForceOpen(string)
+	Reset()
 }
 
-func newClock() *clock { return &clock{now: time.Now().Truncate(time.Millisecond)} }
+var (
+	_ loop = (*Worker)(nil)
+	_ loop = (*loopbreaker.CircuitBreaker)(nil)
+)
 
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
+// newClock returns a hand-driven local clock; the shared state runs on
+// Redis's. It starts at the time of the machine, which Redis's clock reads
+// too, so that a provider's reset (a time, as the provider gives it) means
+// the same to both.
+func newClock() *loopbreakertest.Clock {
+	return loopbreakertest.NewClock(time.Now().Truncate(time.Millisecond))
 }
 
 // fleet makes workers of one fleet on a server.
@@ -49,7 +57,7 @@ type fleet struct {
 	t      *testing.T
 	srv    *server
 	client *redis.Client
-	clock  *clock
+	clock  *loopbreakertest.Clock
 	name   string
 	log    *bytes.Buffer
 	logMu  sync.Mutex
@@ -244,7 +252,7 @@ func TestAnIterationsCallsBeyondTheReservedOneCount(t *testing.T) {
 	d = w.Check()
 	require.True(t, d.Allow)
 	assert.Equal(t, 9, d.Budget.Used)
-	assert.Equal(t, "Call budget 90% used: 9 of 10 calls in the last hour, 1 left", d.Warning)
+	assert.Equal(t, "Call budget 90% used: 9 of 10 calls in the last hour, 1 left", warningsText(d))
 	w.Record(loopbreaker.Iteration{})
 	d = w.Check()
 	require.True(t, d.Allow, "the tenth call")
@@ -442,3 +450,13 @@ func (g *lossGuard) AfterIteration() (int, string) {
 }
 
 func (g *lossGuard) Refresh() error { return nil }
+
+// warningsText returns the texts of d's warnings joined with "; ", as a
+// host that prints them on one line would.
+func warningsText(d loopbreaker.Decision) string {
+	texts := make([]string, len(d.Warnings))
+	for i, w := range d.Warnings {
+		texts[i] = w.String()
+	}
+	return strings.Join(texts, "; ")
+}

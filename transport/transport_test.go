@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/loopbreaker/loopbreaker/transport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,28 +22,10 @@ import (
 // start is when the tests' clocks start.
 var start = time.Date(2026, 1, 19, 9, 0, 0, 0, time.UTC)
 
-// fakeClock is a hand-driven clock for a breaker.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
 // newBreaker returns a breaker for cfg on a fresh fake clock.
-func newBreaker(t *testing.T, cfg loopbreaker.Config) (*loopbreaker.CircuitBreaker, *fakeClock) {
+func newBreaker(t *testing.T, cfg loopbreaker.Config) (*loopbreaker.CircuitBreaker, *loopbreakertest.Clock) {
 	t.Helper()
-	clock := &fakeClock{now: start}
+	clock := loopbreakertest.NewClock(start)
 	cfg.Now = clock.Now
 	cb, err := loopbreaker.New(cfg)
 	require.NoError(t, err)

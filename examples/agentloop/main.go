@@ -172,7 +172,7 @@ func run(args []string, out io.Writer) error {
 	st := cb.Stats()
 	fmt.Fprintln(out)
 	if stop != nil {
-		var open *loopbreaker.OpenError
+		var open *loopbreaker.RefusedError
 		if errors.As(stop, &open) {
 			fmt.Fprintf(out, "stopped: %s (reason kind %s)\n", open.Reason, open.Reason.Kind)
 		}

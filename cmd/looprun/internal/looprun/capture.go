@@ -167,6 +167,16 @@ func (c *capture) statusBlock() (statusBlock, bool) {
 // markerSeen reports whether the marker was in the output.
 func (c *capture) markerSeen() bool { return c.seen }
 
+// exampleSeen reports whether the agent quoted a status block as an
+// example of the format (fenced, with more text after it): the default
+// done marker, a field of that block, is then in the example.
+func (c *capture) exampleSeen() bool {
+	if c.claude.result.seen {
+		return c.claude.result.example
+	}
+	return c.status.example
+}
+
 // kept is the end of the output held in memory: all of it, or its last
 // keepMax bytes.
 func (c *capture) kept() []byte {

@@ -56,8 +56,9 @@ type claudeResult struct {
 	// one): the agent's final message holds it, as lines of a string.
 	block    statusBlock
 	hasBlock bool
-	// marker says the done marker is in the result text.
-	marker bool
+	// marker says the done marker is in the result text; example, that
+	// the text quoted a status block as an example of the format.
+	marker, example bool
 	// errText is the run's error as the events tell it, which wins over
 	// the error found in the output (Codex: the message of the turn that
 	// failed, or the error of the last command, which failed); limitText
@@ -179,7 +180,9 @@ func (c *claudeOutput) read(line []byte) {
 	if r.isError {
 		r.text = firstLine(text)
 	}
-	r.block, r.hasBlock = parseStatusBlock(text)
+	status := readStatus(text)
+	r.block, r.hasBlock = status.block()
+	r.example = status.example
 	r.marker = len(c.marker) > 0 && strings.Contains(text, string(c.marker))
 	var cost float64
 	if json.Unmarshal(ev.TotalCostUSD, &cost) == nil {

@@ -141,7 +141,9 @@ func (c *codexOutput) result(marker []byte) claudeResult {
 		r.isError, r.errText = true, c.command.failure()
 	}
 	r.text = firstLine(r.errText)
-	r.block, r.hasBlock = parseStatusBlock(c.message)
+	status := readStatus(c.message)
+	r.block, r.hasBlock = status.block()
+	r.example = status.example
 	r.marker = len(marker) > 0 && strings.Contains(c.message, string(marker))
 	return r
 }

@@ -211,7 +211,9 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 			it.Progress.TasksCompleted = planAfter.done - planBefore.done
 		}
 	}
-	it.Done = out.doneMarkerSeen()
+	// The marker a person chose counts wherever it is; the default one,
+	// EXIT_SIGNAL: true, not in a status block quoted as an example.
+	it.Done = out.doneMarkerSeen() && (r.o.markerGiven || !out.exampleSeen())
 	if hasBlock {
 		// The block says what the agent thinks it did; a marker the
 		// person chose still counts.
@@ -389,7 +391,8 @@ func (r *runner) readPlan() (plan, error) {
 
 // iterationError is the error of the command's run: nil for a clean exit
 // that Claude Code's JSON output, if any, does not call an error
-// (is_error). A run looprun's -timeout stopped, one that exited 124 (the
+// (is_error), and that ended with its result event when it began as
+// Claude Code's stream. A run looprun's -timeout stopped, one that exited 124 (the
 // status timeout(1) gives) and one a signal ended are named so ("timed out
 // after 15m0s", "timed out (exit 124)", "killed by signal 9 (SIGKILL)"):
 // each is a failure, whose name is its fingerprint. Otherwise it is the
@@ -407,6 +410,15 @@ func iterationError(res result, out *capture, timeout time.Duration) error {
 		return errors.New("timed out (exit 124)")
 	}
 	claude := out.claude.result
+	if !claude.seen && out.claude.session != "" {
+		// Claude Code's stream began (its init event named the session)
+		// and ended before its result event: the process was killed, or
+		// the stream cut. Whatever it did, it did not say it finished.
+		if res.exitCode != 0 {
+			return fmt.Errorf("claude: the output ended before its result event (exit status %d)", res.exitCode)
+		}
+		return errors.New("claude: the output ended before its result event: the run was cut short")
+	}
 	if res.exitCode == 0 && !claude.isError {
 		return nil
 	}

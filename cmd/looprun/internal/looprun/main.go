@@ -25,6 +25,7 @@ import (
 
 	"github.com/loopbreaker/loopbreaker"
 	"github.com/loopbreaker/loopbreaker/internal/thresholdflags"
+	"github.com/loopbreaker/loopbreaker/internal/timer"
 	"github.com/loopbreaker/loopbreaker/protect"
 )
 
@@ -80,7 +81,8 @@ type Setup struct {
 // the state file keeps between runs (for a fleet's worker, its own
 // signals). *loopbreaker.CircuitBreaker is one.
 type Breaker interface {
-	loopbreaker.Breaker // Check, Record
+	Check() loopbreaker.Decision
+	Record(loopbreaker.Iteration)
 	Wait(ctx context.Context) (loopbreaker.Decision, error)
 	Stats() loopbreaker.Stats
 	Resume()
@@ -138,16 +140,7 @@ type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
 
-func (realClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (realClock) Sleep(ctx context.Context, d time.Duration) error { return timer.Sleep(ctx, d) }
 
 // options are the parsed command line.
 type options struct {

@@ -169,7 +169,23 @@ type statusReader struct {
 	cur   statusBlock
 	last  statusBlock // the last whole block
 	seen  bool        // last holds one
+
+	// A block inside a code fence (``` or ~~~) is a report when nothing
+	// but the fence's end follows it, and an example (the agent showing
+	// the format, then saying it is not done) when more text does.
+	prev    []byte // the last line read, trimmed, up to maxMarkerLine bytes
+	fenced  bool   // the block being read began right after a fence line
+	fence   int    // after a fenced block: awaitingFence, afterFence
+	before  statusBlock
+	hadLast bool // before and hadLast: last and seen before the fenced block
+	example bool // a fenced block was taken for an example
 }
+
+// The states after a fenced block.
+const (
+	awaitingFence = 1 + iota // the fence's end is to come
+	afterFence               // the fence ended: any text now makes the block an example
+)
 
 const (
 	inDashes = 1 + iota
@@ -183,14 +199,25 @@ const (
 // start of a line the write cuts, up to maxMarkerLine bytes.
 func (s *statusReader) Write(p []byte) {
 	for len(p) > 0 {
-		if s.in == 0 && len(s.line) == 0 && !s.long {
+		if s.fence == afterFence && len(bytes.TrimSpace(p)) > 0 {
+			s.takeBack() // text after the fence's end
+		}
+		if s.in == 0 && s.fence != awaitingFence && len(s.line) == 0 && !s.long {
 			j := bytes.Index(p, []byte(statusName))
 			if j < 0 {
 				// No block starts in p; one may start in its last line.
-				s.keep(p[bytes.LastIndexByte(p, '\n')+1:])
+				end := bytes.LastIndexByte(p, '\n')
+				if end >= 0 {
+					s.remember(p[bytes.LastIndexByte(p[:end], '\n')+1 : end])
+				}
+				s.keep(p[end+1:])
 				return
 			}
-			p = p[bytes.LastIndexByte(p[:j], '\n')+1:]
+			start := bytes.LastIndexByte(p[:j], '\n') + 1
+			if start > 0 {
+				s.remember(p[bytes.LastIndexByte(p[:start-1], '\n')+1 : start-1])
+			}
+			p = p[start:]
 		}
 		i := bytes.IndexByte(p, '\n')
 		switch {
@@ -255,13 +282,28 @@ func (s *statusReader) block() (statusBlock, bool) { return s.last, s.seen }
 // none of it.
 func (s *statusReader) read(line []byte, long bool) {
 	trimmed := bytes.TrimSpace(line)
+	if long {
+		defer s.remember(nil)
+	} else {
+		defer s.remember(trimmed)
+	}
+	if s.in == 0 && s.fence == awaitingFence {
+		switch {
+		case len(trimmed) == 0 && !long:
+			return
+		case !long && isFence(trimmed):
+			s.fence = afterFence
+			return
+		}
+		s.takeBack() // more text inside the fence
+	}
 	switch {
 	case long:
 	case bytes.Equal(trimmed, []byte(statusBegin)):
-		s.in, s.lines, s.cur = inDashes, 0, statusBlock{}
+		s.in, s.lines, s.cur, s.fenced = inDashes, 0, statusBlock{}, isFence(s.prev)
 		return
 	case bytes.Equal(trimmed, []byte(statusColon)):
-		s.in, s.lines, s.cur = inColon, 0, statusBlock{}
+		s.in, s.lines, s.cur, s.fenced = inColon, 0, statusBlock{}, isFence(s.prev)
 		return
 	case s.in == 0:
 		return
@@ -296,14 +338,46 @@ func indented(line []byte) bool {
 }
 
 func (s *statusReader) close() {
+	if s.fenced {
+		s.before, s.hadLast, s.fence = s.last, s.seen, awaitingFence
+	} else {
+		s.fence = 0
+	}
 	s.last, s.seen, s.in = s.cur, true, 0
+}
+
+// takeBack takes the fenced block just read back: text followed it, so it
+// was an example of the format, not the agent's report.
+func (s *statusReader) takeBack() {
+	s.last, s.seen, s.fence, s.example = s.before, s.hadLast, 0, true
+}
+
+// remember keeps line as the last line read (nil: one too long to hold).
+func (s *statusReader) remember(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) > maxMarkerLine {
+		line = nil
+	}
+	s.prev = append(s.prev[:0], line...)
+}
+
+// isFence reports whether a trimmed line opens or closes a Markdown code
+// fence: three backticks or tildes, and perhaps a language.
+func isFence(line []byte) bool {
+	return bytes.HasPrefix(line, []byte("```")) || bytes.HasPrefix(line, []byte("~~~"))
 }
 
 // parseStatusBlock returns the last status block in text (the result
 // text of Claude Code's JSON output, where the block is a string's lines).
 func parseStatusBlock(text string) (statusBlock, bool) {
+	s := readStatus(text)
+	return s.block()
+}
+
+// readStatus reads text's status blocks.
+func readStatus(text string) *statusReader {
 	var s statusReader
 	s.Write([]byte(text))
 	s.finish()
-	return s.block()
+	return &s
 }

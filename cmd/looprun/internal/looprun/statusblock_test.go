@@ -131,6 +131,7 @@ func FuzzStatusReader(f *testing.F) {
 	f.Add([]byte(inProgressOutput), uint16(3), uint16(40))
 	f.Add([]byte("RALPH_STATUS:\n  EXIT_SIGNAL: true\n  STATUS: COMPLETE\nx"), uint16(20), uint16(21))
 	f.Add([]byte("---RALPH_STATUS---\r\nTASK: \xff\xfe\r\n---END_RALPH_STATUS---"), uint16(1), uint16(2))
+	f.Add([]byte("x\n```\n---RALPH_STATUS---\nEXIT_SIGNAL: true\n---END_RALPH_STATUS---\n```\nmore\n"), uint16(3), uint16(60))
 	f.Fuzz(func(t *testing.T, data []byte, cut1, cut2 uint16) {
 		var whole statusReader
 		whole.Write(data)
@@ -146,7 +147,7 @@ func FuzzStatusReader(f *testing.F) {
 		pieces.finish()
 		b1, ok1 := whole.block()
 		b2, ok2 := pieces.block()
-		if ok1 != ok2 || b1 != b2 {
+		if ok1 != ok2 || b1 != b2 || whole.example != pieces.example {
 			t.Fatalf("cut at %d and %d: %+v %v, in one write %+v %v", a, c, b2, ok2, b1, ok1)
 		}
 		if len(b1.task) > maxStatusText+3 || b1.tasksCompleted > 1_000_000 || b1.tasksCompleted < 0 {
