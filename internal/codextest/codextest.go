@@ -25,7 +25,6 @@ package codextest
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +33,7 @@ import (
 
 	"github.com/loopbreaker/loopbreaker/internal/fakemodel"
 	"github.com/loopbreaker/loopbreaker/internal/netns"
+	"github.com/loopbreaker/loopbreaker/internal/pinned"
 )
 
 const (
@@ -46,7 +46,7 @@ const (
 	BinaryEnv = "LOOPBREAKER_CODEX"
 	// RequireEnv names the environment variable that makes a missing
 	// binary a failure rather than a skip: .ci/run sets it.
-	RequireEnv = "LOOPBREAKER_CI"
+	RequireEnv = pinned.RequireEnv
 	// Model is the model the tests ask for: one Codex knows (it has the
 	// model's metadata built in, and so offers its tools, apply_patch
 	// among them) and the breaker's price table prices (gpt-5.5: $5 per
@@ -63,25 +63,16 @@ const (
 // be found.
 var ErrNotFound = errors.New("codextest: Codex " + Version + " not found")
 
+// release is the pinned release, as package pinned finds it.
+var release = pinned.Binary{
+	Command: "codex", Env: BinaryEnv, Install: Install, NotFound: ErrNotFound, Version: version,
+	Is: func(v string) bool { return v == "codex-cli "+Version },
+}
+
 // Binary returns the path of Codex: BinaryEnv's, which must run, else
 // codex on the PATH when it says it is Version. The error wraps
 // ErrNotFound when there is neither.
-func Binary() (string, error) {
-	if path := os.Getenv(BinaryEnv); path != "" {
-		if v, err := version(path); err != nil || v != "codex-cli "+Version {
-			return "", fmt.Errorf("%w: %s=%s: %q, %v", ErrNotFound, BinaryEnv, path, v, err)
-		}
-		return path, nil
-	}
-	path, err := exec.LookPath("codex")
-	if err != nil {
-		return "", fmt.Errorf("%w: %s is not set, and there is no codex on the PATH", ErrNotFound, BinaryEnv)
-	}
-	if v, err := version(path); err != nil || v != "codex-cli "+Version {
-		return "", fmt.Errorf("%w: the codex on the PATH (%s) says %q, %v", ErrNotFound, path, v, err)
-	}
-	return path, nil
-}
+func Binary() (string, error) { return release.Find() }
 
 // version returns what the binary at path says of its version ("codex-cli
 // 0.169.0"). It runs in a home of its own, which it removes: Codex
@@ -110,16 +101,7 @@ const Install = "npm install --prefix ~/.cache/loopbreaker/codex-" + Version + "
 // skipped, saying how to install it, or fails under CI (RequireEnv set).
 func Require(t testing.TB) string {
 	t.Helper()
-	path, err := Binary()
-	switch {
-	case err == nil:
-		return path
-	case os.Getenv(RequireEnv) != "":
-		t.Fatalf("%v; .ci/run installs it", err)
-	default:
-		t.Skipf("%v; to run the tests against the real Codex: %s", err, Install)
-	}
-	return ""
+	return release.Require(t)
 }
 
 // Env is the environment a test runs Codex in.

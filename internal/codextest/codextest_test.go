@@ -1,12 +1,8 @@
 package codextest
 
 import (
-	"errors"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/loopbreaker/loopbreaker/internal/fakemodel"
@@ -47,38 +43,10 @@ func TestCodexTalksToTheFakeModelAlone(t *testing.T) {
 	assert.Equal(t, "lo", ifaces[0].Name)
 }
 
-// The binary is BinaryEnv's, of the pinned version; one that is not there
-// or not the version is not found.
-func TestBinaryIsThePinnedVersion(t *testing.T) {
-	dir := t.TempDir()
-	other := filepath.Join(dir, "codex")
-	require.NoError(t, os.WriteFile(other, []byte("#!/bin/sh\necho 'codex-cli 0.1.0'\n"), 0o755))
-	pinned := filepath.Join(dir, "codex-pinned")
-	require.NoError(t, os.WriteFile(pinned, []byte("#!/bin/sh\necho 'codex-cli "+Version+"'\n"), 0o755))
-	longer := filepath.Join(dir, "codex-longer")
-	require.NoError(t, os.WriteFile(longer, []byte("#!/bin/sh\necho 'codex-cli "+Version+"0'\n"), 0o755))
-
-	for name, tc := range map[string]struct {
-		env, path string
-		found     string
-	}{
-		"the variable's":                  {env: pinned, found: pinned},
-		"the variable's, another version": {env: other},
-		"the variable's, a longer number": {env: longer},
-		"the variable's, not there":       {env: filepath.Join(dir, "nothing")},
-		"on the PATH, another version":    {path: dir},
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Setenv(BinaryEnv, tc.env)
-			t.Setenv("PATH", tc.path)
-			got, err := Binary()
-			if tc.found != "" {
-				require.NoError(t, err)
-				assert.Equal(t, tc.found, got)
-				return
-			}
-			assert.True(t, errors.Is(err, ErrNotFound), "%v", err)
-			assert.True(t, strings.Contains(err.Error(), "codex"), "%v", err)
-		})
-	}
+// The release is the one whose --version says exactly "codex-cli
+// 0.169.0".
+func TestTheReleaseIsThePinnedOne(t *testing.T) {
+	assert.True(t, release.Is("codex-cli "+Version))
+	assert.False(t, release.Is("codex-cli "+Version+"0"))
+	assert.False(t, release.Is("codex-cli 0.1.0"))
 }
