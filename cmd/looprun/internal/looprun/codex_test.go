@@ -215,3 +215,36 @@ func TestAgentsThatExitZeroOnFailureAskForACheck(t *testing.T) {
 	out, _ = runBin(t, dir, filepath.Join(dir, "n"), "", "-dir", dir, "-max-iterations", "1", "-check", "true", "--", "./codex", "exec")
 	assert.NotContains(t, out, "warning: Codex")
 }
+
+// FuzzCodexOutput: any output, cut anywhere, is read without a panic;
+// the usage it gives is never negative, and a failed run always says why.
+func FuzzCodexOutput(f *testing.F) {
+	for _, name := range []string{"codex-stuck.jsonl", "codex-fixed.jsonl", "codex-429.jsonl", "codex-block-in-output.jsonl"} {
+		f.Add(readFixture(f, name), 17)
+	}
+	f.Add(`{"type":"turn.completed","usage":{"input_tokens":-4,"cached_input_tokens":-1,"output_tokens":-9}}`+"\n"+
+		`{"type":"turn.failed","error":{"message":"  "}}`+"\n"+`{"type":"item.completed","item":{"type":"command_execution","exit_code":null,"status":"failed"}}`, 5)
+	f.Fuzz(func(t *testing.T, text string, n int) {
+		c := streamInto(newCapture("EXIT_SIGNAL: true", nil), text, max(1, n%4096))
+		r := c.claude.result
+		u := r.usage
+		if u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheWriteTokens < 0 {
+			t.Fatalf("%+v", r)
+		}
+		if c.claude.codex.seen && r.isError && r.errText == "" {
+			t.Fatalf("a failed run that says no error: %+v", r)
+		}
+	})
+}
+
+// FuzzCodexModel: any command line (its arguments split at NUL bytes) is
+// read without a panic.
+func FuzzCodexModel(f *testing.F) {
+	f.Add("codex\x00exec\x00-m\x00gpt-5.5")
+	f.Add("codex\x00-c\x00model='o3\x00-p")
+	f.Add("codex\x00-m")
+	f.Fuzz(func(t *testing.T, line string) {
+		_ = codexModel(strings.Split(line, "\x00"), func(string) string { return "" })
+		_ = tomlString(line)
+	})
+}
