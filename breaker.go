@@ -55,10 +55,11 @@ type loop struct {
 	count counts
 
 	errors               errorCounts
-	lastFailed           bool   // the last recorded iteration failed
-	lastFingerprint      uint32 // of the last failure
-	lastFingerprintCount int    // its count after the last failure
-	anyFailure           bool   // lastFingerprint is set
+	lastFailed           bool         // the last recorded iteration failed
+	lastFingerprint      uint32       // of the last failure
+	lastFingerprintCount int          // its count after the last failure
+	anyFailure           bool         // lastFingerprint is set
+	noticed              noticedError // the error the last iteration, a success, noticed
 
 	progress   progressState
 	stagnation stagnationState
@@ -107,12 +108,19 @@ type counts struct {
 type Iteration struct {
 	// Err is the iteration's error; nil means it succeeded.
 	Err error
+	// Noticed is an error a successful iteration reported (an agent that
+	// exits 0 after tool calls failed inside it): it counts toward the same
+	// error alone, not as a failure; left out of any other outcome.
+	Noticed error
 	// Progress is what the iteration achieved; nil: not measured.
 	Progress *Progress
 	// Approach labels how it went about its task (circular-approach signal).
 	Approach string
 	// Work labels the kind of work done (test-fix-loop and test-only).
 	Work WorkKind
+	// Claimed says the agent claimed the work done in words without Done:
+	// MaxClaims in a row open the circuit (false_completion).
+	Claimed bool
 	// Done says the agent reported the work done (ralph-claude-code's EXIT_SIGNAL).
 	Done bool
 	// Plan is the host's task list after the iteration; nil: none.
@@ -138,7 +146,7 @@ type Iteration struct {
 // success on a task resets its failures, and its warning is judged when
 // it is recorded.)
 func (it *Iteration) plain() bool {
-	return it.Progress == nil && it.Approach == "" && it.Work == WorkUnlabelled && !it.Done && it.Plan == nil && it.Action == nil
+	return it.Progress == nil && it.Approach == "" && it.Work == WorkUnlabelled && !it.Done && !it.Claimed && it.Plan == nil && it.Action == nil && it.Noticed == nil
 }
 
 // Decision is the breaker's answer to Check.
@@ -301,15 +309,24 @@ func (b *CircuitBreaker) recordIteration(it Iteration) (open bool) {
 	var fp, approachFP uint32
 	var errText, sample string
 	var limit Limit
-	switch outcome {
-	case Failure:
+	switch {
+	case outcome == Failure:
 		errText = it.Err.Error()
 		fp = fingerprint32(errText)
 		if b.cfg.Failures.MaxSamples >= 0 {
 			sample = sampleOf(errText)
 		}
-	case ProviderLimit, ProviderStop:
+	case outcome == ProviderLimit, outcome == ProviderStop:
 		limit = b.limitFor(it.Err, outcome)
+	case outcome == Success && it.Noticed != nil:
+		// The error counts toward the same error alone (see record).
+		noticedText := it.Noticed.Error()
+		fp = fingerprint32(noticedText)
+		if b.cfg.Failures.MaxSamples >= 0 {
+			sample = sampleOf(noticedText)
+		}
+	default:
+		it.Noticed = nil
 	}
 	it.Task = taskName(it.Task)
 	usage, unpriced := b.priced(it.Usage)
@@ -370,12 +387,14 @@ type errorText string
 func (e errorText) Error() string { return string(e) }
 
 // record counts one iteration, recorded at now, and settles the state;
-// sample is the failure's error text (sampleOf); step is what it did, nil
-// when it reported no action. Called with b.mu held.
+// fp and sample are the fingerprint and the text (sampleOf) of the
+// failure's error, or of the error a success noticed (it.Noticed); step
+// is what it did, nil when it reported no action. Called with b.mu held.
 func (b *CircuitBreaker) record(failed bool, fp uint32, sample string, it *Iteration, approachFP uint32, step *stepFacts, now time.Time) {
 	b.count.Iterations++
 	sameError := failed && b.lastFailed && fp == b.lastFingerprint
 	b.lastFailed = failed
+	b.noticed = noticedError{}
 	if failed {
 		b.count.ConsecutiveFailures++
 		b.count.TotalFailures++
@@ -385,6 +404,10 @@ func (b *CircuitBreaker) record(failed bool, fp uint32, sample string, it *Itera
 		b.samples.add(fp, sample)
 	} else {
 		b.count.ConsecutiveFailures = 0
+		if it.Noticed != nil {
+			b.noticed = noticedError{fingerprint: fp, count: b.errors.add(fp), set: true}
+			b.samples.add(fp, sample)
+		}
 	}
 	b.observeTask(it.Task, failed)
 	b.observeTrends(it.Progress)
@@ -494,6 +517,7 @@ func (b *CircuitBreaker) Stats() Stats {
 	s.Complete = b.completion.Complete
 	s.Progress.ConsecutiveDoneSignals = b.completion.ConsecutiveDoneSignals
 	s.Progress.ConsecutiveTestOnly = b.completion.ConsecutiveTestOnly
+	s.Progress.ConsecutiveClaims = b.completion.ConsecutiveClaims
 	s.Progress.Plan = b.completion.Plan
 	if b.cfg.Spend.MaxCallsPerHour > 0 {
 		s.Budget = b.budgetState(now)

@@ -341,7 +341,8 @@ func TestEveryReasonKindSaysWhatItDoesToTheLoop(t *testing.T) {
 		ReasonUnavailable:               ClassLimit,
 		ReasonGaveUp:                    ClassStop,
 		ReasonUnpricedModel:             ClassWarning,
-		ReasonUnpricedModel + 1:         ClassNone, // a kind this build does not know
+		ReasonFalseCompletion:           ClassStop,
+		ReasonFalseCompletion + 1:       ClassNone, // a kind this build does not know
 	}
 	require.Len(t, want, len(rules)+1, "every kind has its row here")
 	for kind, class := range want {

@@ -12,8 +12,9 @@ type Plan struct {
 // reports it, under the same names, and a snapshot stores it, under its
 // JSON names.
 type completionState struct {
-	ConsecutiveDoneSignals int    `json:"consecutive_done_signals"` // successful iterations in a row with a done signal
-	ConsecutiveTestOnly    int    `json:"consecutive_test_only"`    // successful iterations in a row that only ran tests
+	ConsecutiveDoneSignals int    `json:"consecutive_done_signals"`     // successful iterations in a row with a done signal
+	ConsecutiveTestOnly    int    `json:"consecutive_test_only"`        // successful iterations in a row that only ran tests
+	ConsecutiveClaims      int    `json:"consecutive_claims,omitempty"` // iterations in a row that claimed done without the done signal
 	Plan                   Plan   `json:"plan"`
 	PlanComplete           bool   `json:"plan_complete"` // the last successful iteration's plan was complete
 	Complete               Reason `json:"complete"`      // why the loop is complete; ReasonNone while it is not
@@ -24,12 +25,21 @@ type completionState struct {
 // Called with b.mu held.
 func (b *CircuitBreaker) observeCompletion(it *Iteration, failed bool) {
 	cs := &b.completion
+	claims := cs.ConsecutiveClaims
+	if it.Claimed && !it.Done {
+		cs.ConsecutiveClaims++ // a false claim, whatever the outcome
+	} else {
+		cs.ConsecutiveClaims = 0
+	}
 	if failed {
 		cs.ConsecutiveDoneSignals, cs.ConsecutiveTestOnly, cs.PlanComplete = 0, 0, false
 		return
 	}
 	if it.Done {
-		cs.ConsecutiveDoneSignals++
+		// The claims just before count as the agent saying it is done:
+		// its done signal after them completes the loop at once, as
+		// ralph-claude-code's exit gate wants the words and the signal.
+		cs.ConsecutiveDoneSignals = addSat(max(cs.ConsecutiveDoneSignals, claims), 1)
 	} else {
 		cs.ConsecutiveDoneSignals = 0
 	}

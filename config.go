@@ -96,6 +96,9 @@ type ProgressRules struct {
 	TestsDeclining, ErrorsRising int
 	// DoneSignals completes the loop: [Iteration.Done] in a row. Default 2.
 	DoneSignals int
+	// MaxClaims opens it: claims of done without Done in a row
+	// ([Iteration.Claimed]; clawker's safety completion). Default 3.
+	MaxClaims int
 	// TestOnly completes it: [WorkTestsOnly] iterations in a row. Default 3.
 	TestOnly int
 }
@@ -170,6 +173,7 @@ func DefaultConfig() Config {
 			TestsDeclining:         3,
 			ErrorsRising:           3,
 			DoneSignals:            2,
+			MaxClaims:              3,
 			TestOnly:               3,
 		},
 		Steps: StepRules{
@@ -328,6 +332,7 @@ func (c Config) withDefaults() Config {
 	setDefault(&p.TestsDeclining, dp.TestsDeclining)
 	setDefault(&p.ErrorsRising, dp.ErrorsRising)
 	setDefault(&p.DoneSignals, dp.DoneSignals)
+	setDefault(&p.MaxClaims, dp.MaxClaims)
 	setDefault(&p.TestOnly, dp.TestOnly)
 	st, ds := &c.Steps, d.Steps
 	setDefault(&st.MaxRepeatedAction, ds.MaxRepeatedAction)

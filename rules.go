@@ -90,6 +90,7 @@ const (
 	ReasonUnavailable               // limit: a shared breaker's state is out of reach
 	ReasonGaveUp                    // held: [Config.MaxConsecutiveOpens] openings in a row
 	ReasonUnpricedModel             // warning: a model without a price under a dollar cap
+	ReasonFalseCompletion           // [ProgressRules.MaxClaims] claims of done without Done (clawker)
 )
 
 // verdict is what a signal says about the iteration just recorded.
@@ -182,17 +183,19 @@ var rules = [...]rule{
 		},
 		on: func(c *Config) bool { return c.Failures.MaxSameError >= 0 },
 		check: func(b *CircuitBreaker) verdict {
-			if !b.lastFailed {
+			_, count, ok := b.sameErrorNow()
+			if !ok {
 				return pass
 			}
-			return atThreshold(b.lastFingerprintCount, b.cfg.Failures.MaxSameError)
+			return atThreshold(count, b.cfg.Failures.MaxSameError)
 		},
 		evidence: func(b *CircuitBreaker) Reason {
+			fp, count, _ := b.sameErrorNow()
 			return Reason{
-				Count:       b.lastFingerprintCount,
+				Count:       count,
 				Threshold:   b.cfg.Failures.MaxSameError,
-				Fingerprint: formatFingerprint(b.lastFingerprint),
-				Sample:      b.samples.latest(b.lastFingerprint),
+				Fingerprint: formatFingerprint(fp),
+				Sample:      b.samples.latest(fp),
 			}
 		},
 		recurs: sameErrorAgain,
@@ -677,6 +680,20 @@ var rules = [...]rule{
 				return fmt.Sprintf("No price for model %s: its calls count no dollars toward the spend cap (add it to Config.Spend.Prices)", r.Message)
 			}
 			return fmt.Sprintf("No price for models %s: their calls count no dollars toward the spend cap (add them to Config.Spend.Prices)", r.Message)
+		},
+	},
+	ReasonFalseCompletion: {
+		name:  "false_completion",
+		class: ClassStop,
+		text: func(r Reason) string {
+			return fmt.Sprintf("False completion: the agent claimed to be done %d times in a row without its done signal (threshold: %d)", r.Count, r.Threshold)
+		},
+		on: func(c *Config) bool { return c.Progress.MaxClaims >= 0 },
+		check: func(b *CircuitBreaker) verdict {
+			return atThreshold(b.completion.ConsecutiveClaims, b.cfg.Progress.MaxClaims)
+		},
+		evidence: func(b *CircuitBreaker) Reason {
+			return Reason{Count: b.completion.ConsecutiveClaims, Threshold: b.cfg.Progress.MaxClaims}
 		},
 	},
 	ReasonGaveUp: {

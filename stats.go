@@ -126,8 +126,9 @@ type ProgressStats struct {
 	OutputTrend []int
 	// LastScore is the last progress score; Score the window's sum.
 	LastScore, Score int
-	// Successful iterations in a row that reported Done, and only ran tests.
-	ConsecutiveDoneSignals, ConsecutiveTestOnly int
+	// Successful iterations in a row that reported Done, and only ran
+	// tests; iterations in a row that claimed done without it ([Iteration.Claimed]).
+	ConsecutiveDoneSignals, ConsecutiveTestOnly, ConsecutiveClaims int
 	// Plan is the last plan reported.
 	Plan Plan
 	// Measured iterations in a row whose passing tests fell, errors rose.

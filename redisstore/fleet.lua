@@ -385,7 +385,7 @@ elseif op == 'lift' then
 	if arg(1) ~= '' and limitNow() == 'w' and str('lsource') == arg(1) then clearLimit() end
 elseif op == 'record' then
 	-- arg 1: probe token, 2: outcome (s, f, n, or l for a provider limit),
-	-- 3: fingerprint, 4: calls beyond the one Check reserved, 5: the reason
+	-- 3: fingerprint (a failure's, or of the error a success noticed), 4: calls beyond the one Check reserved, 5: the reason
 	-- (JSON) a signal of the worker's own opened its circuit with, 6: error
 	-- sample, 7: '1' when that reason holds the circuit (no cooldown ends
 	-- it), 8-10: input tokens, output tokens and cost, 11-14: the limit the
@@ -416,15 +416,9 @@ elseif op == 'record' then
 		set('it', num('it') + 1)
 		local failed = outcome == 'f'
 		local count = 0
-		if failed then
-			failedFP, failedSample = fp, sample
-			set('cf', num('cf') + 1); set('tf', num('tf') + 1)
-			if str('lastfail') == '1' and str('lastfp') == fp then
-				set('inrow', num('inrow') + 1)
-			else
-				set('inrow', 1)
-			end
-			set('lastfp', fp); set('lastfail', '1')
+		-- counts fp, a failure's error or one a success noticed, in the
+		-- error history
+		local function countError()
 			count = redis.call('HINCRBY', E, fp, 1)
 			if count == 1 and maxFP > 0 and redis.call('HLEN', E) > maxFP then
 				-- full: forget another fingerprint, at random
@@ -436,8 +430,20 @@ elseif op == 'record' then
 					end
 				end
 			end
+		end
+		if failed then
+			failedFP, failedSample = fp, sample
+			set('cf', num('cf') + 1); set('tf', num('tf') + 1)
+			if str('lastfail') == '1' and str('lastfp') == fp then
+				set('inrow', num('inrow') + 1)
+			else
+				set('inrow', 1)
+			end
+			set('lastfp', fp); set('lastfail', '1')
+			countError()
 		else
 			set('cf', 0); set('inrow', 0); set('lastfail', '')
+			if fp ~= '' then countError() end -- noticed: the same error, no failure
 		end
 		if st == CLOSED or holder then
 			local reason
@@ -453,7 +459,7 @@ elseif op == 'record' then
 				reason = evidence('consecutive_failures', num('cf'), maxCF)
 			elseif failed and maxInRow > 0 and num('inrow') >= maxInRow then
 				reason = evidence('same_error_in_a_row', num('inrow'), maxInRow)
-			elseif failed and maxSame >= 0 and count >= maxSame then
+			elseif fp ~= '' and maxSame >= 0 and count >= maxSame then
 				reason = evidence('same_error', count, maxSame)
 			elseif localTrip ~= '' then
 				reason = localTrip

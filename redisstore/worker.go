@@ -362,6 +362,15 @@ func (w *Worker) record(it loopbreaker.Iteration, outcome loopbreaker.Outcome) b
 		code, limit = "l", &l
 	default:
 		code = "s"
+		if it.Noticed != nil {
+			// An error the success noticed: the fleet counts it toward
+			// the same error, as a breaker of the worker's own would.
+			text := it.Noticed.Error()
+			fp = loopbreaker.Fingerprint(text)
+			if w.cfg.Breaker.Failures.MaxSamples >= 0 {
+				sample = errtext.Sample(text)
+			}
+		}
 	}
 	w.mu.Lock()
 	down := w.down

@@ -163,6 +163,26 @@ func TestTheSameErrorIsCountedAcrossTheFleet(t *testing.T) {
 	assert.Equal(t, 1, s.Failures.Unique)
 }
 
+// An error that successful iterations noticed (an agent that exits 0
+// after tool calls failed inside it) counts toward the fleet's same
+// error, and opens its circuit, without counting as a failure.
+func TestANoticedErrorCountsTowardTheFleetsSameError(t *testing.T) {
+	f := newFleet(t)
+	ws := f.workers(5, Config{})
+	for i, w := range ws {
+		require.True(t, w.Check().Allow)
+		w.Record(loopbreaker.Iteration{Noticed: fmt.Errorf("Error: Cannot find module 'left-pad' (attempt %d)", i+1)})
+	}
+	d := ws[0].Check()
+	require.False(t, d.Allow)
+	assert.Equal(t, loopbreaker.ReasonSameError, d.Reason.Kind)
+	assert.Equal(t, 5, d.Reason.Count)
+	assert.Equal(t, "Error: Cannot find module 'left-pad' (attempt 5)", d.Reason.Sample)
+	s := ws[1].Stats()
+	assert.Zero(t, s.Failures.Total, "no failure")
+	assert.Zero(t, s.Failures.Consecutive)
+}
+
 func TestSixtyFourWorkersGetExactlyOneProbePerCooldown(t *testing.T) {
 	f := newFleet(t)
 	const workers, cycles = 64, 3

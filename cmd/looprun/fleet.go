@@ -43,11 +43,11 @@ type fleetFlags struct {
 
 func (f *fleetFlags) register(fs *flag.FlagSet) {
 	f.fs = fs
-	fs.StringVar(&f.redisURL, "redis", "", "run on a fleet: the Redis that holds the fleet's breaker, redis://[user:password@]host:port/db, rediss:// or unix:///path/redis.sock (LOOPRUN_REDIS keeps a password off the command line); without it the loop has a breaker of its own")
-	fs.StringVar(&f.fleet, "fleet", "loop", "the fleet's name: runners and workers with the same name on the same Redis share one breaker")
-	fs.StringVar(&f.worker, "worker", "", "this runner's name in the fleet (default: the host name, the process id and a random suffix)")
-	fs.DurationVar(&f.timeout, "redis-timeout", redisstore.DefaultTimeout, "the longest a call to Redis may take before the runner goes on under its own breaker")
-	fs.BoolVar(&f.failClosed, "fail-closed", false, "refuse every iteration while Redis is out of reach, instead of going on under the runner's own breaker")
+	fs.StringVar(&f.redisURL, "redis", "", "the Redis of a fleet's breaker: redis://[user:password@]host:port/db, rediss:// or unix:///path")
+	fs.StringVar(&f.fleet, "fleet", "loop", "the fleet: runners of one name share a breaker")
+	fs.StringVar(&f.worker, "worker", "", "this runner's name in the fleet [host, pid and a random suffix]")
+	fs.DurationVar(&f.timeout, "redis-timeout", redisstore.DefaultTimeout, "the longest a call to Redis may take")
+	fs.BoolVar(&f.failClosed, "fail-closed", false, "refuse every iteration while Redis is out of reach")
 }
 
 // newWorker is looprun's NewBreaker: a worker of the fleet, or, without

@@ -25,10 +25,21 @@
 // iteration's log; on a terminal a status line under it says which
 // iteration runs, for how long, the circuit and the budget or spend.
 // Before the first iteration looprun says what it watches and the
-// thresholds in force; -help explains the table it prints, a line per
-// iteration, and lists the exit codes. -json prints the result as JSON on
-// stdout, and everything else on stderr. -commit commits the changes of
-// each successful iteration.
+// thresholds in force; -h (on stdout) explains the table it prints, a
+// line per iteration (with the tests, the progress score and the risk),
+// and lists the exit codes. -json prints the result as JSON on stdout,
+// and everything else on stderr. -commit commits the changes of each
+// successful iteration.
+//
+// The test counts of -check's output (go test, pytest, jest, vitest,
+// cargo test, and the plain "N passed, N failed" line), else the status
+// block's TESTS_STATUS, feed the breaker's progress score and its
+// tests-declining and errors-rising warnings. An error in the output of a
+// run that exits 0 counts toward the same error when no -check decides.
+// When the circuit opens, the pause shows what the loop was stuck on and
+// what to try (superkit's recovery strategies), and the next iteration's
+// agent is told the same, and the tasks a person skipped: in place of
+// {looprun_notes} in the prompt file, and in the file LOOPRUN_NOTES names.
 //
 // # Settings
 //

@@ -55,9 +55,9 @@ func TestAgentloopStopsAnAgentThatChangesNothing(t *testing.T) {
 func TestAgentloopRejectsBadInput(t *testing.T) {
 	var out bytes.Buffer
 	err := run([]string{"-preset", "nope"}, &out)
-	assert.ErrorContains(t, err, `unknown preset "nope"`)
+	assert.ErrorContains(t, err, "-preset nope: unknown preset")
 	err = run([]string{"-scenario", "nope"}, &out)
 	assert.ErrorContains(t, err, `unknown scenario "nope"`)
 	err = run([]string{"-cooldown", "-1s"}, &out)
-	assert.ErrorContains(t, err, "Cooldown")
+	assert.ErrorContains(t, err, "-cooldown -1s: must not be negative", "the flag, not the Config field")
 }

@@ -12,6 +12,7 @@
 package thresholdflags
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"slices"
@@ -24,8 +25,16 @@ import (
 // threshold is one flag: its name, its help, what it sets, the value in
 // force in a Config, and the names other Ralph loops give it.
 type threshold struct {
-	name  string
-	help  string
+	name string
+	// what says what the flag counts; unset is what a value of 0 (or
+	// less, for a signal off by default) means: the library's default,
+	// "off" or "none".
+	what, unset string
+	// negativeOff says a negative value switches the signal off.
+	negativeOff bool
+	// field is the Config field the flag sets, as a *loopbreaker.ConfigError
+	// names it.
+	field string
 	value func(fs *flag.FlagSet, name, help string) func(cfg *loopbreaker.Config)
 	show  func(cfg *loopbreaker.Config) string
 	// aliases are the flags of ralph-claude-code and ralph-starter that
@@ -44,64 +53,91 @@ func intFlag(field func(cfg *loopbreaker.Config) *int) func(*flag.FlagSet, strin
 	}
 }
 
-// defaultHelp is the help of a threshold flag whose 0 means the library's
-// default.
-func defaultHelp(what string, def any) string {
-	return fmt.Sprintf("%s (not given: the preset's; 0: the library's default, %v; negative: off)", what, def)
+// help is the flag's help, as flag.PrintDefaults shows it: what it
+// counts, and what not giving it, 0 and a negative value mean.
+func (t threshold) help() string {
+	switch {
+	case t.unset == "off":
+		return t.what + " (not given: the preset's; 0 or negative: off)"
+	case t.unset == "none":
+		return t.what + " (not given: the preset's; 0 or negative: no budget)"
+	case !t.negativeOff:
+		return fmt.Sprintf("%s (not given: the preset's; 0: the library's default, %s)", t.what, t.unset)
+	}
+	return fmt.Sprintf("%s (not given: the preset's; 0: the library's default, %s; negative: off)", t.what, t.unset)
 }
+
+// defaults is the library's configuration, whose values the flags' 0
+// stands for.
+var defaults = loopbreaker.DefaultConfig()
 
 // thresholds are the flags, in the order -help lists them.
 var thresholds = []threshold{
-	{"failures", defaultHelp("consecutive failures that open the circuit", loopbreaker.DefaultConfig().Failures.MaxConsecutive),
-		intFlag(func(c *loopbreaker.Config) *int { return &c.Failures.MaxConsecutive }),
-		func(c *loopbreaker.Config) string {
-			return showInt(c.Failures.MaxConsecutive, loopbreaker.DefaultConfig().Failures.MaxConsecutive, "")
+	{name: "failures", what: "consecutive failures that open the circuit",
+		unset: strconv.Itoa(defaults.Failures.MaxConsecutive), negativeOff: true, field: "Failures.MaxConsecutive",
+		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Failures.MaxConsecutive }),
+		show: func(c *loopbreaker.Config) string {
+			return showInt(c.Failures.MaxConsecutive, defaults.Failures.MaxConsecutive, "")
 		},
-		[]alias{{"circuit-breaker-failures", "ralph-starter"}}},
-	{"same-errors", defaultHelp("times one error may be seen before the circuit opens", loopbreaker.DefaultConfig().Failures.MaxSameError),
-		intFlag(func(c *loopbreaker.Config) *int { return &c.Failures.MaxSameError }),
-		func(c *loopbreaker.Config) string {
-			return showInt(c.Failures.MaxSameError, loopbreaker.DefaultConfig().Failures.MaxSameError, "")
+		aliases: []alias{{"circuit-breaker-failures", "ralph-starter"}}},
+	{name: "same-errors", what: "times one error is seen before the circuit opens",
+		unset: strconv.Itoa(defaults.Failures.MaxSameError), negativeOff: true, field: "Failures.MaxSameError",
+		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Failures.MaxSameError }),
+		show: func(c *loopbreaker.Config) string {
+			return showInt(c.Failures.MaxSameError, defaults.Failures.MaxSameError, "")
 		},
-		[]alias{{"circuit-breaker-errors", "ralph-starter"}}},
-	{"same-errors-in-a-row", "the same error this many times in a row opens the circuit (not given: the preset's; 0 or negative: off)",
-		intFlag(func(c *loopbreaker.Config) *int { return &c.Failures.MaxSameErrorInARow }),
-		func(c *loopbreaker.Config) string { return showInt(c.Failures.MaxSameErrorInARow, 0, "") }, nil},
-	{"no-progress", defaultHelp("iterations without progress that open the circuit", loopbreaker.DefaultConfig().Progress.MaxNoProgress),
-		intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.MaxNoProgress }),
-		func(c *loopbreaker.Config) string {
-			return showInt(c.Progress.MaxNoProgress, loopbreaker.DefaultConfig().Progress.MaxNoProgress, "")
-		}, nil},
-	{"output-decline", defaultHelp("output decline in percent that opens the circuit", loopbreaker.DefaultConfig().Progress.OutputDeclinePercent),
-		intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.OutputDeclinePercent }),
-		func(c *loopbreaker.Config) string {
-			return showInt(c.Progress.OutputDeclinePercent, loopbreaker.DefaultConfig().Progress.OutputDeclinePercent, "%")
-		}, nil},
-	{"permission-denials", defaultHelp("iterations in a row with permission denials that open the circuit", loopbreaker.DefaultConfig().Progress.MaxPermissionDenials),
-		intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.MaxPermissionDenials }),
-		func(c *loopbreaker.Config) string {
-			return showInt(c.Progress.MaxPermissionDenials, loopbreaker.DefaultConfig().Progress.MaxPermissionDenials, "")
-		}, nil},
-	{"done-signals", defaultHelp("done signals in a row that complete the loop", loopbreaker.DefaultConfig().Progress.DoneSignals),
-		intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.DoneSignals }),
-		func(c *loopbreaker.Config) string {
-			return showInt(c.Progress.DoneSignals, loopbreaker.DefaultConfig().Progress.DoneSignals, "")
-		}, nil},
-	{"cooldown", fmt.Sprintf("how long the circuit stays open before one probe (not given: the preset's; 0: the library's default, %s)", loopbreaker.DefaultConfig().Cooldown),
-		func(fs *flag.FlagSet, name, help string) func(*loopbreaker.Config) {
+		aliases: []alias{{"circuit-breaker-errors", "ralph-starter"}}},
+	{name: "same-errors-in-a-row", what: "the same error this many times in a row opens the circuit",
+		unset: "off", field: "Failures.MaxSameErrorInARow",
+		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Failures.MaxSameErrorInARow }),
+		show:  func(c *loopbreaker.Config) string { return showInt(c.Failures.MaxSameErrorInARow, 0, "") }},
+	{name: "no-progress", what: "iterations without progress that open the circuit",
+		unset: strconv.Itoa(defaults.Progress.MaxNoProgress), negativeOff: true, field: "Progress.MaxNoProgress",
+		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.MaxNoProgress }),
+		show: func(c *loopbreaker.Config) string {
+			return showInt(c.Progress.MaxNoProgress, defaults.Progress.MaxNoProgress, "")
+		}},
+	{name: "output-decline", what: "output decline in percent that opens the circuit",
+		unset: strconv.Itoa(defaults.Progress.OutputDeclinePercent), negativeOff: true, field: "Progress.OutputDeclinePercent",
+		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.OutputDeclinePercent }),
+		show: func(c *loopbreaker.Config) string {
+			return showInt(c.Progress.OutputDeclinePercent, defaults.Progress.OutputDeclinePercent, "%")
+		}},
+	{name: "permission-denials", what: "iterations in a row with permission denials that open the circuit",
+		unset: strconv.Itoa(defaults.Progress.MaxPermissionDenials), negativeOff: true, field: "Progress.MaxPermissionDenials",
+		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.MaxPermissionDenials }),
+		show: func(c *loopbreaker.Config) string {
+			return showInt(c.Progress.MaxPermissionDenials, defaults.Progress.MaxPermissionDenials, "")
+		}},
+	{name: "done-signals", what: "done signals in a row that complete the loop",
+		unset: strconv.Itoa(defaults.Progress.DoneSignals), negativeOff: true, field: "Progress.DoneSignals",
+		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.DoneSignals }),
+		show: func(c *loopbreaker.Config) string {
+			return showInt(c.Progress.DoneSignals, defaults.Progress.DoneSignals, "")
+		}},
+	{name: "false-claims", what: "claims of done without the done signal, in a row, that open the circuit",
+		unset: strconv.Itoa(defaults.Progress.MaxClaims), negativeOff: true, field: "Progress.MaxClaims",
+		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.MaxClaims }),
+		show: func(c *loopbreaker.Config) string {
+			return showInt(c.Progress.MaxClaims, defaults.Progress.MaxClaims, "")
+		}},
+	{name: "cooldown", what: "how long the circuit stays open before one probe",
+		unset: defaults.Cooldown.String(), field: "Cooldown",
+		value: func(fs *flag.FlagSet, name, help string) func(*loopbreaker.Config) {
 			v := fs.Duration(name, 0, help)
 			return func(cfg *loopbreaker.Config) { cfg.Cooldown = *v }
 		},
-		func(c *loopbreaker.Config) string {
+		show: func(c *loopbreaker.Config) string {
 			if c.Cooldown == 0 {
-				return loopbreaker.DefaultConfig().Cooldown.String()
+				return defaults.Cooldown.String()
 			}
 			return c.Cooldown.String()
-		}, nil},
-	{"calls-per-hour", "call budget per rolling hour, one call per iteration (not given: the preset's; 0 or negative: no budget)",
-		intFlag(func(c *loopbreaker.Config) *int { return &c.Spend.MaxCallsPerHour }),
-		func(c *loopbreaker.Config) string { return showInt(c.Spend.MaxCallsPerHour, 0, "") },
-		[]alias{{"calls", "ralph-claude-code"}, {"rate-limit", "ralph-starter"}}},
+		}},
+	{name: "calls-per-hour", what: "calls per rolling hour, one per iteration",
+		unset: "none", field: "Spend.MaxCallsPerHour",
+		value:   intFlag(func(c *loopbreaker.Config) *int { return &c.Spend.MaxCallsPerHour }),
+		show:    func(c *loopbreaker.Config) string { return showInt(c.Spend.MaxCallsPerHour, 0, "") },
+		aliases: []alias{{"calls", "ralph-claude-code"}, {"rate-limit", "ralph-starter"}}},
 }
 
 // showInt shows an int threshold in force: def when it is 0 (0 for none:
@@ -134,8 +170,8 @@ type Set struct {
 
 // Register defines -preset (default "feature") and the named threshold
 // flags on fs: failures, same-errors, same-errors-in-a-row, no-progress,
-// output-decline, permission-denials, done-signals, cooldown,
-// calls-per-hour. No names means all of them; an unknown name panics, as
+// output-decline, permission-denials, done-signals, false-claims,
+// cooldown, calls-per-hour. No names means all of them; an unknown name panics, as
 // it is the program's mistake.
 func Register(fs *flag.FlagSet, names ...string) *Set {
 	s := &Set{
@@ -148,7 +184,7 @@ func Register(fs *flag.FlagSet, names ...string) *Set {
 	}
 	for _, t := range thresholds {
 		if len(names) == 0 || slices.Contains(names, t.name) {
-			s.apply[t.name] = t.value(fs, t.name, t.help)
+			s.apply[t.name] = t.value(fs, t.name, t.help())
 			s.settable[t.name] = true
 		}
 	}
@@ -223,7 +259,8 @@ func (s *Set) Preset() string { return *s.preset }
 func (s *Set) Config() (loopbreaker.Config, error) {
 	cfg, err := loopbreaker.Preset(*s.preset)
 	if err != nil {
-		return loopbreaker.Config{}, err
+		return loopbreaker.Config{}, &FlagError{Flag: "preset", Value: *s.preset, From: s.Origin("preset"),
+			Reason: "unknown preset (known: " + strings.Join(loopbreaker.PresetNames(), ", ") + ")", Err: err}
 	}
 	s.fs.Visit(func(f *flag.Flag) {
 		if apply := s.apply[f.Name]; apply != nil {
@@ -231,9 +268,71 @@ func (s *Set) Config() (loopbreaker.Config, error) {
 		}
 	})
 	if err := cfg.Validate(); err != nil {
-		return loopbreaker.Config{}, err
+		return loopbreaker.Config{}, s.flagErrors(err)
 	}
 	return cfg, nil
+}
+
+// FlagError is a flag's value that the breaker cannot take, said as the
+// person gave it: "-cooldown -5s: must not be negative ...", not as the
+// library's Config field. It wraps the library's error
+// (loopbreaker.ErrInvalidConfig, loopbreaker.ErrUnknownPreset).
+type FlagError struct {
+	Flag   string // the flag's name, without its dash
+	Value  string // the value, as the flag holds it
+	From   string // where a setting gave it (".looprunrc line 3"); "" or "flag" for the command line
+	Reason string // why it cannot be
+	Err    error  // the library's error
+}
+
+// Error returns "-flag value: reason", with where the value came from
+// when a setting gave it: "-cooldown -5m0s (LOOPRUN_COOLDOWN): ...".
+func (e *FlagError) Error() string {
+	from := ""
+	if e.From != "" && e.From != "flag" {
+		from = " (" + e.From + ")"
+	}
+	return fmt.Sprintf("-%s %s%s: %s", e.Flag, e.Value, from, e.Reason)
+}
+
+// Unwrap returns the library's error.
+func (e *FlagError) Unwrap() error { return e.Err }
+
+// flagErrors turns the *loopbreaker.ConfigError of each field a threshold
+// flag sets into a *FlagError naming the flag; errors of other fields stay
+// as they are. Several are joined, as Validate joins them.
+func (s *Set) flagErrors(err error) error {
+	var errs []error
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	for i, e := range errs {
+		var ce *loopbreaker.ConfigError
+		if !errors.As(e, &ce) {
+			continue
+		}
+		for _, t := range thresholds {
+			if t.field == ce.Field && s.apply[t.name] != nil {
+				errs[i] = &FlagError{Flag: t.name, Value: fmt.Sprint(ce.Value), From: s.Origin(t.name), Reason: ce.Reason, Err: ce}
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Describe returns what the threshold flag name counts and what a value of
+// 0 gives ("3", "30s", "off", "none"), for a program's own help; ok is
+// false for a name that is no threshold flag Register defined.
+func (s *Set) Describe(name string) (what, unset string, ok bool) {
+	for _, t := range thresholds {
+		if t.name == name && s.apply[name] != nil {
+			return t.what, t.unset, true
+		}
+	}
+	return "", "", false
 }
 
 // Thresholds describes the thresholds in force in cfg, one "name value"

@@ -73,12 +73,47 @@ func TestOnlyTheNamedFlagsAreRegistered(t *testing.T) {
 	assert.Panics(t, func() { Register(flag.NewFlagSet("x", flag.ContinueOnError), "typo") })
 }
 
-// An unknown preset and an invalid value are errors that say what is
-// wrong.
-func TestBadPresetOrValueIsAnError(t *testing.T) {
+// An unknown preset and an invalid value are errors that name the flag
+// and the value as the person gave them, not the library's Config field,
+// and say where a setting gave it; the library's error is still there
+// for errors.Is.
+func TestBadPresetOrValueNamesTheFlag(t *testing.T) {
 	_, err := parse(t, []string{"-preset", "nope"})
 	assert.ErrorIs(t, err, loopbreaker.ErrUnknownPreset)
-	_, err = parse(t, []string{"-cooldown", "-1s"})
+	assert.ErrorContains(t, err, "-preset nope: unknown preset (known: feature, ")
+
+	_, err = parse(t, []string{"-cooldown", "-5s"})
 	assert.ErrorIs(t, err, loopbreaker.ErrInvalidConfig)
-	assert.ErrorContains(t, err, "Cooldown")
+	assert.EqualError(t, err, "-cooldown -5s: must not be negative (zero means the default, 30s)")
+	var fe *FlagError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "cooldown", fe.Flag)
+
+	_, err = parse(t, []string{"-output-decline", "150", "-cooldown", "-1m"})
+	assert.ErrorContains(t, err, "-cooldown -1m0s: must not be negative")
+	assert.ErrorContains(t, err, "-output-decline 150: must be below 100")
+	assert.NotContains(t, err.Error(), "OutputDeclinePercent")
+
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	s := Register(fs)
+	require.NoError(t, fs.Parse(nil))
+	require.NoError(t, s.Apply([]Setting{{Name: "cooldown", Value: "-2s", From: "LOOPRUN_COOLDOWN"}}))
+	_, err = s.Config()
+	assert.EqualError(t, err, "-cooldown -2s (LOOPRUN_COOLDOWN): must not be negative (zero means the default, 30s)")
+}
+
+// Describe gives a program's help what each threshold counts and what 0
+// means, and nothing for a flag that is not registered.
+func TestDescribeSaysWhatAFlagCounts(t *testing.T) {
+	s := Register(flag.NewFlagSet("test", flag.ContinueOnError), "failures", "cooldown", "calls-per-hour")
+	what, unset, ok := s.Describe("failures")
+	assert.True(t, ok)
+	assert.Equal(t, "consecutive failures that open the circuit", what)
+	assert.Equal(t, "3", unset)
+	_, unset, _ = s.Describe("cooldown")
+	assert.Equal(t, "30s", unset)
+	_, unset, _ = s.Describe("calls-per-hour")
+	assert.Equal(t, "none", unset)
+	_, _, ok = s.Describe("no-progress")
+	assert.False(t, ok)
 }

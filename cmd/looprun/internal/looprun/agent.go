@@ -47,6 +47,10 @@ type commandAgent struct {
 	// the environment (sessionEnv), and in place of sessionPlaceholder in
 	// argv.
 	session string
+	// notes are what the agent is told (see notes.go): in place of
+	// notesPlaceholder in the prompt, and in notesFile, whose path is in
+	// the environment (notesEnv); "" for none.
+	notes, notesFile string
 }
 
 func (a *commandAgent) name() string { return strings.Join(a.argv, " ") }
@@ -66,7 +70,8 @@ func (a *commandAgent) run(ctx context.Context, _ int, out io.Writer) (result, e
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return result{}, fmt.Errorf("read the prompt: %w", err)
 	}
-	env := append(os.Environ(), sessionEnv+"="+a.session)
+	prompt = bytes.ReplaceAll(prompt, []byte(notesPlaceholder), []byte(a.notes))
+	env := append(os.Environ(), sessionEnv+"="+a.session, notesEnv+"="+a.notesFile)
 	return runCommand(ctx, withSession(a.argv, a.session), a.dir, prompt, env, a.timeout, out)
 }
 

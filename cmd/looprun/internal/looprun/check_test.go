@@ -63,7 +63,7 @@ exit 0
 	out, code := r.looprun(t, "", "-interactive", "no", "-max-iterations", "2")
 	assert.Equal(t, exitLimit, code, out)
 	assert.Regexp(t, `(?m)^\s+2\s+\S+\s+CLOSED\s+ok\s`, out)
-	assert.Contains(t, out, "note: the command exited 0, and its output has an error (no -check to tell): Error: Cannot find module 'left-pad'")
+	assert.Contains(t, out, "note: the command exited 0, and its output has an error, which counts toward the same error (no -check to tell): Error: Cannot find module 'left-pad'")
 
 	r = newRepo(t, script)
 	out, code = r.looprun(t, "", "-interactive", "no", "-max-iterations", "2", "-check", "echo \"Error: Cannot find module 'left-pad'\"; exit 1")
@@ -96,4 +96,20 @@ func TestExit124AndSignalsAreNamedTimeouts(t *testing.T) {
 		assert.Regexp(t, `(?m)^\s+1\s+\S+\s+CLOSED\s+FAIL\s`, out)
 		assert.Contains(t, out, tc.says)
 	}
+}
+
+// Without -check, an error in the output of runs that exit 0 (an agent's
+// command line after tool calls that failed inside it) counts toward the
+// same error: the fifth opens the circuit, though no iteration failed and
+// the consecutive failures stay at 0.
+func TestErrorsOfCleanExitsCountTowardTheSameError(t *testing.T) {
+	r := newRepo(t, `echo "step $n" > "work_$n.txt"
+echo "Error: Cannot find module 'left-pad' (attempt $n)"
+exit 0
+`)
+	out, code := r.looprun(t, "", "-interactive", "no", "-max-iterations", "8")
+	assert.Equal(t, exitTripped, code, out)
+	assert.Contains(t, out, `Same error repeated 5 times (threshold: 5): "Error: Cannot find module 'left-pad' (attempt 5)"`)
+	assert.Regexp(t, `(?m)^\s+5\s+\S+\s+OPEN\s+ok\s+1\s+-\s+\S+\s+HIGH\s+0\s+0\s+0\s+[0-9a-f]{8}\s`, out, "no failure: consec and total stay at 0")
+	assert.Equal(t, 5, r.runs(t))
 }

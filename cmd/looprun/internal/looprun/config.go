@@ -53,7 +53,7 @@ func readSettings(ts *thresholdflags.Set, dir string, environ []string) (notes [
 		return nil, err
 	}
 	for _, name := range unknown {
-		if name != sessionEnv { // looprun's own, for the command
+		if name != sessionEnv && name != notesEnv { // looprun's own, for the command
 			notes = append(notes, fmt.Sprintf("%s is no setting of looprun, and is left out", name))
 		}
 	}

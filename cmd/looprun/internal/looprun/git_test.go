@@ -85,8 +85,8 @@ esac
 	assert.Empty(t, gitOut(t, r.dir, "status", "--porcelain"))
 }
 
-// A commit that fails (no identity, a hook) is an error on stderr: the
-// loop goes on.
+// A commit that fails (no identity, a hook) is an error on stderr, said
+// once however many commits fail alike: the loop goes on.
 func TestFailedCommitIsReportedAndTheLoopGoesOn(t *testing.T) {
 	r := newRepo(t, "echo \"step $n\" > \"work_$n.txt\"\n")
 	hook := filepath.Join(r.dir, ".git", "hooks", "pre-commit")
@@ -97,6 +97,25 @@ func TestFailedCommitIsReportedAndTheLoopGoesOn(t *testing.T) {
 	code := exited(t, cmd, cmd.Run())
 	assert.Equal(t, exitLimit, code, stdout.String()+stderr.String())
 	assert.Contains(t, stderr.String(), "looprun: commit: git commit: exit status 1: hook says no")
-	assert.Equal(t, 2, strings.Count(stderr.String(), "hook says no"))
+	assert.Equal(t, 1, strings.Count(stderr.String(), "hook says no"), "said once")
 	assert.Equal(t, 2, r.runs(t))
+}
+
+// Without a git identity every commit fails the same way: -commit says so
+// once, not after every iteration, and tries again each time.
+func TestMissingGitIdentityIsSaidOnce(t *testing.T) {
+	r := newRepo(t, "echo \"step $n\" > \"work_$n.txt\"\n")
+	r.git(t, "config", "--unset", "user.email")
+	r.git(t, "config", "--unset", "user.name")
+	r.git(t, "config", "user.useConfigOnly", "true")
+	cmd := r.command([]string{"HOME=" + t.TempDir(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=", "GIT_AUTHOR_EMAIL=", "GIT_COMMITTER_NAME=", "GIT_COMMITTER_EMAIL=", "EMAIL="},
+		"-interactive", "no", "-max-iterations", "3", "-commit")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	code := exited(t, cmd, cmd.Run())
+	assert.Equal(t, exitLimit, code, stdout.String()+stderr.String())
+	assert.Equal(t, 1, strings.Count(stderr.String(), "looprun: commit:"), stderr.String())
+	assert.Contains(t, stderr.String(), "(said once; -commit tries again after each successful iteration)")
+	assert.Equal(t, 3, r.runs(t))
 }

@@ -4,8 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
+	"github.com/loopbreaker/loopbreaker"
 	"github.com/loopbreaker/loopbreaker/internal/thresholdflags"
 )
 
@@ -15,92 +17,198 @@ const helpIntro = `usage: looprun [flags] [-- command [args...]]
 looprun runs the command again and again, as the Ralph loop
 'while :; do cat PROMPT.md | agent; done' does, shows and logs its output,
 and stops when the loop is stuck, spent or done. Without a command it runs
-a built-in simulated agent.
+a built-in simulated agent. The guide is docs/looprun.md.
 `
+
+// helpSections are the flags -help lists, by section; a flag that no
+// section names (a fleet's, which Options adds) is listed under the last.
+var helpSections = []struct {
+	title string
+	flags []string
+}{
+	{"Thresholds (not given: the preset's; 0: the default in brackets; negative: off)", []string{
+		"preset", "failures", "same-errors", "same-errors-in-a-row", "no-progress", "output-decline",
+		"permission-denials", "done-signals", "false-claims", "cooldown", "calls-per-hour",
+	}},
+	{"Each iteration", []string{"check", "commit", "plan", "prompt", "done-marker", "timeout"}},
+	{"When to stop", []string{"max-iterations", "max-opens", "wait", "interactive", "max-cost", "max-tokens", "limit-wait"}},
+	{"Where and how", []string{"dir", "name", "reset", "auto-reset", "protect", "quiet", "json"}},
+	{"A fleet on Redis (docs/fleet.md)", nil},
+}
 
 // helpSettings says where settings come from.
 const helpSettings = `
 Settings: a flag given on the command line wins; else the environment
 (LOOPRUN_<FLAG>: LOOPRUN_CALLS_PER_HOUR=50; ralph-claude-code's CB_* too);
 else ` + configFileName + ` in -dir (name = value lines: failures = 4); else
-ralph-claude-code's .ralphrc in -dir (CB_*, MAX_CALLS_PER_HOUR,
-CLAUDE_TIMEOUT_MINUTES: read, never run); else the preset.
+ralph-claude-code's .ralphrc in -dir (read, never run); else the preset.
 `
 
 // helpTable is the legend of the table looprun prints, a line per
 // iteration.
 const helpTable = `
-The table, a line per iteration:
-  iter    the iteration's number over the loop's life
-  time    when it started
-  state   the circuit after it: CLOSED runs on; OPEN stops (until the
-          cooldown's probe, or a person); HALF_OPEN lets one probe decide;
-          WATCH: a signal is one iteration short of opening it, and the
-          next iteration is its one more chance
-  result  ok, or FAIL (the command failed, timed out or was killed, or
-          -check failed); LIMIT: a provider limit, no iteration; STOP: a
-          provider limit no waiting ends; * marks the half-open probe
-  files   files the iteration changed in git (outside git: the status
-          block's FILES_MODIFIED, or 1 for output unlike the last)
-  consec  failures in a row
-  total   failures over the loop's life
-  noprog  iterations in a row without progress
-  error   the fingerprint of the iteration's error; the summary lists each
-  calls   calls used of -calls-per-hour in the last hour
+The table, a line per iteration: iter, time; state (CLOSED, OPEN, HALF_OPEN:
+one probe, WATCH: a signal one iteration short of opening it); result (ok,
+FAIL, LIMIT or STOP: a provider limit, *: the probe); files changed; tests
+passing/failing (-check's or the status block's); score (superkit's progress
+points); risk (LOW, MEDIUM, HIGH); consec and total failures; noprog
+(iterations in a row without progress); error (its fingerprint); calls (of
+-calls-per-hour in the last hour).
 `
 
 // helpExitCodes lists the exit codes.
 const helpExitCodes = `
-Exit codes:
-  0   done: the agent completed the work (done signals, a finished plan)
-  1   error: the command could not run, or the state could not be read or
-      saved
-  2   usage: bad flags or settings, a -dir that is no directory, or a
-      command line that would delete a protected path
-  3   tripped: the circuit is open and nobody was asked (no terminal), or
-      the breaker gave up after -max-opens openings in a row
-  4   aborted: a person chose abort
-  5   budget: the call budget is spent (without -wait), or the spend cap
-      (-max-cost, -max-tokens)
-  6   limit: -max-iterations ran out
-  7   protected: the last iteration lost protected files (restored)
-  8   provider: stopped at a provider limit
-  130 interrupted: Ctrl+C or SIGTERM
+Exit codes: 0 done, 1 error, 2 usage, 3 tripped (the circuit is open and
+nobody was asked, or the breaker gave up), 4 aborted, 5 budget or spend
+cap, 6 -max-iterations ran out, 7 protected files lost (restored), 8 a
+provider limit, 130 interrupted.
 `
 
 // helpExamples ends -help.
 const helpExamples = `
 Examples:
-  # Claude Code in its last session, the tests as the check, and a commit
-  # after each iteration that passes them
   looprun -check 'go test ./...' -commit -- claude -p --output-format json --resume {session}
-
-  # unattended (cron, CI): wait out cooldowns and the call budget, give up
-  # after 3 opens, the result as JSON on stdout
   looprun -wait -max-opens 3 -quiet -json -- ./agent.sh > result.json
-
-  # the flags of ralph-claude-code and ralph-starter
-  looprun --calls 50 --circuit-breaker-failures 2 --validate 'npm test' -plan fix_plan.md -- ./agent.sh
+  looprun --calls 50 --circuit-breaker-failures 2 --validate 'npm test' -- ./agent.sh
 `
 
-// usage writes -help: what looprun does, its flags (the aliases apart),
-// where settings come from, the table's legend, the exit codes and
-// examples.
+// helpWidth is the width -help wraps its lines to; helpColumn is where a
+// flag's description starts.
+const (
+	helpWidth  = 79
+	helpColumn = 24
+)
+
+// usage writes -help: what looprun does, its flags by section (the
+// aliases on a line), the presets, where settings come from, the table's
+// legend, the exit codes and examples.
 func usage(w io.Writer, fs *flag.FlagSet, ts *thresholdflags.Set) {
 	fmt.Fprint(w, helpIntro)
-	fmt.Fprintln(w, "\nFlags:")
-	own := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
-	own.SetOutput(w)
-	fs.VisitAll(func(f *flag.Flag) {
-		if !ts.IsAlias(f.Name) {
-			own.Var(f.Value, f.Name, f.Usage)
-			own.Lookup(f.Name).DefValue = f.DefValue
+	listed := map[string]bool{}
+	for i, sec := range helpSections {
+		names := sec.flags
+		if i == len(helpSections)-1 {
+			fs.VisitAll(func(f *flag.Flag) {
+				if !listed[f.Name] && !ts.IsAlias(f.Name) && !slices.Contains(names, f.Name) {
+					names = append(names, f.Name)
+				}
+			})
 		}
-	})
-	own.PrintDefaults()
-	fmt.Fprintln(w, "\nAliases, as ralph-claude-code and ralph-starter name them:")
-	for _, a := range ts.Aliases() {
-		fmt.Fprintf(w, "  --%-26s %s\n", a[0], strings.TrimPrefix(fs.Lookup(a[0]).Usage, "alias of "))
+		if len(names) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s:\n", sec.title)
+		for _, name := range names {
+			f := fs.Lookup(name)
+			if f == nil {
+				continue
+			}
+			listed[name] = true
+			writeFlag(w, f, ts)
+		}
 	}
+	var aliases []string
+	for _, a := range ts.Aliases() {
+		aliases = append(aliases, "--"+a[0]+" (-"+a[1]+")")
+	}
+	fmt.Fprintln(w, "\nAliases, as ralph-claude-code and ralph-starter name them:")
+	fmt.Fprint(w, wrap("  ", strings.Join(aliases, ", "), 2))
+	writePresets(w)
 	fmt.Fprint(w, helpSettings, helpTable, helpExitCodes, helpExamples)
+}
+
+// writeFlag writes a flag's line: its name and the name of its value, its
+// description and, in brackets, its default.
+func writeFlag(w io.Writer, f *flag.Flag, ts *thresholdflags.Set) {
+	arg, text := flag.UnquoteUsage(f)
+	def := f.DefValue
+	if what, unset, ok := ts.Describe(f.Name); ok {
+		text, def = what, unset
+	}
+	if f.Name == "preset" {
+		text = "the preset the thresholds start from"
+	}
+	if arg == "int" {
+		arg = "N"
+	}
+	arg = strings.ToUpper(arg)
+	switch def {
+	case "", "0", "0s", "false", "[]":
+	default:
+		text += " [" + shortDuration(def) + "]"
+	}
+	head := "  -" + f.Name
+	if arg != "" {
+		head += " " + arg
+	}
+	if len(head) >= helpColumn-1 {
+		fmt.Fprintln(w, head)
+		head = ""
+	}
+	fmt.Fprint(w, wrap(fmt.Sprintf("%-*s", helpColumn, head), text, helpColumn))
+}
+
+// shortDuration drops the zero units a time.Duration's String ends with:
+// 15m0s is 15m, 24h0m0s is 24h; any other text is as it is.
+func shortDuration(s string) string {
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// writePresets lists the presets: those that set thresholds each on a
+// line with them, the others on one.
+func writePresets(w io.Writer) {
+	fmt.Fprintln(w, "\nPresets (-preset), as ralph-starter names them:")
+	def := loopbreaker.DefaultConfig()
+	var plain []string
+	for _, name := range loopbreaker.PresetNames() {
+		cfg, err := loopbreaker.Preset(name)
+		if err != nil {
+			continue
+		}
+		f, s := cfg.Failures.MaxConsecutive, cfg.Failures.MaxSameError
+		if name != "feature" && f == def.Failures.MaxConsecutive && s == def.Failures.MaxSameError && cfg.Spend.MaxCallsPerHour == 0 {
+			plain = append(plain, name)
+			continue
+		}
+		same := fmt.Sprint(s)
+		if s < 0 {
+			same = "off"
+		}
+		fmt.Fprint(w, wrap(fmt.Sprintf("  %-*s", helpColumn-2, name), fmt.Sprintf("failures %d, same-errors %s%s", f, same, presetNote[name]), helpColumn))
+	}
+	fmt.Fprint(w, wrap("  ", fmt.Sprintf("and %d more with the defaults (%s, ...)", len(plain), strings.Join(plain[:min(len(plain), 4)], ", ")), 2))
+}
+
+// presetNote says what else a preset sets.
+var presetNote = map[string]string{
+	"feature":    " (the defaults)",
+	"tool-steps": "; no-progress and output-decline off",
+	"autonomous": ", 5 in a row; a progress score, 100 calls an hour, a 30m cooldown that doubles",
+}
+
+// wrap writes head and then the words of text, broken into lines of at
+// most helpWidth columns at spaces, the lines after the first indented by
+// indent spaces. It ends with a newline.
+func wrap(head, text string, indent int) string {
+	var b strings.Builder
+	line := head
+	for _, word := range strings.Fields(text) {
+		switch {
+		case line == head && (head == "" || strings.HasSuffix(head, " ")):
+			line += word
+		case len(line)+1+len(word) > helpWidth && strings.TrimSpace(line) != "":
+			b.WriteString(line + "\n")
+			line = strings.Repeat(" ", indent) + word
+		default:
+			line += " " + word
+		}
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }

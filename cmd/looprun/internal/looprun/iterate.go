@@ -101,12 +101,19 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		before, inGit = gitTree(r.o.dir)
 	}
 	planBefore, planErr := r.readPlan()
+	skipped := r.cb.Stats().Failures.SkippedTasks
+	next := ""
+	if planErr == nil {
+		next = nextTask(planBefore, skipped) // not one a person skipped
+	}
+	notes, notesFile := r.writeNotes(next, skipped)
 	session, err := r.sessions.offer()
 	if err != nil {
 		fmt.Fprintln(r.errOut, "looprun: session:", err)
 	}
 	if a, ok := r.agent.(*commandAgent); ok {
 		a.session = session
+		a.notes, a.notesFile = notes, notesFile
 	}
 	started := r.clock.Now()
 	r.iterations++
@@ -116,8 +123,8 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	out.claude.codex.model = codexModel(r.o.argv, os.Getenv)
 	if !r.o.quiet {
 		what := ""
-		if planErr == nil && planBefore.next != "" {
-			what = ": " + firstLine(planBefore.next)
+		if next != "" {
+			what = ": " + firstLine(next)
 		}
 		fmt.Fprintf(r.out, "----- iteration %d%s\n", iteration, what)
 	}
@@ -170,8 +177,9 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	outputErr := loopbreaker.ExtractError(out.sample())
 	from := "command"
 	checked := false
+	var checkTests testCounter // the check's test counts
 	if it.Err == nil && r.o.check != "" {
-		checkErr, err := r.runCheck(ctx, iteration, log)
+		checkErr, err := r.runCheck(ctx, iteration, log, &checkTests)
 		switch {
 		case errors.Is(err, context.Canceled):
 			r.live.endLine()
@@ -186,11 +194,17 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		it.Err, from, checked = checkErr, "check", true
 	}
 	r.live.endLine()
+	if it.Err == nil && !checked && outputErr != "" {
+		// An agent that exits 0 after failing tool calls: the error
+		// counts toward the same error, not as a failure.
+		it.Noticed = errors.New(outputErr)
+	}
 
 	block, hasBlock := out.statusBlock()
+	var after treeState
 	switch {
 	case inGit:
-		after, _ := gitTree(r.o.dir)
+		after, _ = gitTree(r.o.dir)
 		it.Progress.FilesChanged = changedFiles(r.o.dir, before, after)
 	case len(r.o.argv) > 0 && hasBlock && block.hasFiles:
 		// Outside a git repository, the agent's own count is the best
@@ -214,6 +228,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	// The marker a person chose counts wherever it is; the default one,
 	// EXIT_SIGNAL: true, not in a status block quoted as an example.
 	it.Done = out.doneMarkerSeen() && (r.o.markerGiven || !out.exampleSeen())
+	claimed := claimsDone(out.sample())
 	if hasBlock {
 		// The block says what the agent thinks it did; a marker the
 		// person chose still counts.
@@ -223,10 +238,19 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		it.Approach = block.approach
 		it.Task = block.task
 	}
-	if it.Task == "" && planErr == nil {
-		it.Task = planBefore.next
+	if it.Task == "" {
+		it.Task = next
+	}
+	it.Claimed = claimed && !it.Done // done in words, without the done signal
+	tests := measureTests(&checkTests, checked, block, hasBlock)
+	r.tests.feed(it.Progress, tests)
+	if inGit {
+		it.Progress.Reverted = reverted(r.o.dir, before, after)
 	}
 	r.cb.Record(it) // the Guard checks the protected files, and restores what was lost
+	if it.Err == nil {
+		r.stuck = nil // it got past what it was stuck on: nothing more to tell
+	}
 
 	s := r.cb.Stats()
 	if s.State == loopbreaker.Open {
@@ -246,8 +270,8 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 			what = "check failed"
 		}
 		fmt.Fprintf(r.out, "      %s: %s\n", what, firstLine(it.Err.Error()))
-	case outputErr != "" && !checked:
-		fmt.Fprintf(r.out, "      note: the command exited 0, and its output has an error (no -check to tell): %s\n", firstLine(outputErr))
+	case it.Noticed != nil:
+		fmt.Fprintf(r.out, "      note: the command exited 0, and its output has an error, which counts toward the same error (no -check to tell): %s\n", firstLine(outputErr))
 	}
 	if hasBlock {
 		r.showBlock(block)
@@ -291,7 +315,13 @@ func (r *runner) statusText(iteration int, what string) func(time.Duration) stri
 	tail := "circuit " + stateName(s)
 	switch sp := s.Spend; {
 	case s.Budget.Limit > 0:
-		tail += fmt.Sprintf(", calls %d/%d this hour", s.Budget.Used, s.Budget.Limit)
+		used := s.Budget.Used
+		if r.shared == nil {
+			// The running iteration's call: the breaker counts it when
+			// the iteration is recorded (a fleet's, at Check).
+			used = min(used+1, s.Budget.Limit)
+		}
+		tail += fmt.Sprintf(", calls %d/%d this hour", used, s.Budget.Limit)
 	case sp.MaxCostUSD > 0:
 		tail += fmt.Sprintf(", spent $%.2f of $%.2f", sp.Total.CostUSD, sp.MaxCostUSD)
 	case sp.MaxTokens > 0:
@@ -327,6 +357,11 @@ func (r *runner) row(iteration int, started time.Time, d loopbreaker.Decision, i
 		if _, seen := r.samples[fp]; !seen {
 			r.samples[fp] = firstLine(it.Err.Error())
 		}
+	case it.Noticed != nil:
+		fp = loopbreaker.Fingerprint(it.Noticed.Error())
+		if _, seen := r.samples[fp]; !seen {
+			r.samples[fp] = firstLine(it.Noticed.Error())
+		}
 	}
 	if d.Probe {
 		outcome += "*"
@@ -345,9 +380,10 @@ func (r *runner) row(iteration int, started time.Time, d loopbreaker.Decision, i
 	if claude.hasUsage {
 		took += fmt.Sprintf(", $%.4f, %d tokens", r.priced(claude.usage), claude.usage.Tokens())
 	}
-	fmt.Fprintf(r.out, "%5d  %-8s  %-9s  %-6s  %5d  %6d  %5d  %6d  %-8s  %s  (%s)\n",
+	fmt.Fprintf(r.out, "%5d  %-8s  %-9s  %-6s  %5d  %7s  %5s  %-6s  %6d  %5d  %6d  %-8s  %s  (%s)\n",
 		iteration, started.Format(time.TimeOnly), stateName(s), outcome, it.Progress.FilesChanged,
-		s.Failures.Consecutive, s.Failures.Total, s.Progress.ConsecutiveNoProgress, fp, calls, took)
+		r.tests.last.column(), score(s.Progress.LastScore), s.Risk, s.Failures.Consecutive, s.Failures.Total,
+		s.Progress.ConsecutiveNoProgress, fp, calls, took)
 }
 
 // showBlock prints what the agent's status block said, on a line.
@@ -439,11 +475,12 @@ func iterationError(res result, out *capture, timeout time.Duration) error {
 }
 
 // runCheck runs -check after the command passed, in -dir, with the same
-// time limit, its output shown as the command's is and added to the
-// iteration's log. failed is the iteration's error when the check failed:
-// the error ExtractError finds in its output, or how it ended. err is an
-// error that stops the loop: a check that cannot run, or ctx's.
-func (r *runner) runCheck(ctx context.Context, iteration int, log *os.File) (failed, err error) {
+// time limit, its output shown as the command's is, added to the
+// iteration's log and read by tests for its test counts. failed is the
+// iteration's error when the check failed: the error ExtractError finds
+// in its output, or how it ended. err is an error that stops the loop: a
+// check that cannot run, or ctx's.
+func (r *runner) runCheck(ctx context.Context, iteration int, log *os.File, tests *testCounter) (failed, err error) {
 	c := newCapture("", nil)
 	if log != nil {
 		if _, err := fmt.Fprintf(log, "\n[looprun: check: %s]\n", r.o.check); err == nil {
@@ -458,7 +495,7 @@ func (r *runner) runCheck(ctx context.Context, iteration int, log *os.File) (fai
 		argv = []string{"cmd", "/C", r.o.check}
 	}
 	ticker := r.live.startStatus(r.statusText(iteration, "check running"))
-	res, err := runCommand(ctx, argv, r.o.dir, nil, os.Environ(), r.o.timeout, r.shown(c))
+	res, err := runCommand(ctx, argv, r.o.dir, nil, os.Environ(), r.o.timeout, io.MultiWriter(r.shown(c), tests))
 	ticker.stop()
 	c.finish()
 	if log != nil {
@@ -494,9 +531,13 @@ func (r *runner) commit(iteration int, task string, files int) {
 	}
 	hash, committed, err := commitChanges(r.o.dir, message)
 	switch {
+	case err != nil && err.Error() == r.commitFailed:
+		// Said already: a missing git identity fails every commit alike.
 	case err != nil:
-		fmt.Fprintln(r.errOut, "looprun: commit:", err)
+		r.commitFailed = err.Error()
+		fmt.Fprintln(r.errOut, "looprun: commit:", err, "(said once; -commit tries again after each successful iteration)")
 	case committed:
+		r.commitFailed = ""
 		fmt.Fprintf(r.out, "      committed %s: %s\n", hash, message)
 	default:
 		fmt.Fprintln(r.out, "      nothing to commit")

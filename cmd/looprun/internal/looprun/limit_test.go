@@ -447,7 +447,7 @@ func TestSpendAndLimitFlagsAreChecked(t *testing.T) {
 	}
 	out, code := runBin(t, dir, "", "", "-h")
 	assert.Equal(t, exitDone, code)
-	for _, want := range []string{"-max-cost", "-max-tokens", "-limit-wait", "(default 24h0m0s)"} {
+	for _, want := range []string{"-max-cost", "-max-tokens", "-limit-wait", "[24h]"} {
 		assert.Contains(t, out, want)
 	}
 }

@@ -10,7 +10,10 @@ import (
 // liveOutput is where the command's output is shown as it comes (unless
 // -quiet), and, on a terminal, the status line while an iteration runs:
 // one line, redrawn in place each second, that the output wipes as it
-// comes and that comes back once the output rests at a line's end. Off a
+// comes and that comes back once the output rests at a line's end, or
+// rests mid-line for restAfter (an agent's "Thinking..." without a
+// newline): that line is then ended, and the status line drawn under it.
+// Off a
 // terminal (a pipe, a log) there is no status line, and nothing but the
 // output is written: no carriage returns, no escape sequences. Safe for
 // concurrent use: the copy of the command's output and the status line's
@@ -23,6 +26,21 @@ type liveOutput struct {
 
 	midLine bool // the last byte of output shown was not a newline
 	status  bool // the status line is on the screen
+
+	now       func() time.Time // the real clock, which tests set; nil: time.Now
+	lastWrite time.Time        // when the output was last shown
+}
+
+// restAfter is how long output that stops mid-line rests before the
+// status line ends its line and shows under it.
+const restAfter = time.Second
+
+// clock returns the time now.
+func (l *liveOutput) clock() time.Time {
+	if l.now != nil {
+		return l.now()
+	}
+	return time.Now()
 }
 
 // statusWidth bounds the status line, so that it never wraps on a
@@ -43,11 +61,13 @@ func (l *liveOutput) Write(p []byte) (int, error) {
 	l.wipe()
 	_, _ = l.w.Write(p)
 	l.midLine = p[len(p)-1] != '\n'
+	l.lastWrite = l.clock()
 	return len(p), nil
 }
 
 // showStatus draws the status line, in place of the one shown, when the
-// output rests at a line's end; nothing off a terminal.
+// output rests at a line's end, or has rested mid-line for restAfter (its
+// line is then ended); nothing off a terminal.
 func (l *liveOutput) showStatus(text string) {
 	if !l.terminal {
 		return
@@ -55,7 +75,11 @@ func (l *liveOutput) showStatus(text string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.midLine {
-		return // the output's line is not done: the status line waits
+		if l.clock().Sub(l.lastWrite) < restAfter {
+			return // the output's line is still being written: the status line waits
+		}
+		_, _ = io.WriteString(l.w, "\n") // it rests: the rest of it goes on the next line
+		l.midLine = false
 	}
 	if utf8.RuneCountInString(text) > statusWidth {
 		text = string([]rune(text)[:statusWidth-3]) + "..."

@@ -176,39 +176,41 @@ type options struct {
 // environment and of the files in -dir (see config.go). Flags given
 // explicitly win over everything, and the preset comes last, as in
 // ralph-starter.
-func parseFlags(args []string, environ []string, stderr io.Writer, opts Options) (*options, error) {
+func parseFlags(args []string, environ []string, opts Options) (*options, error) {
 	fs := flag.NewFlagSet("looprun", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// The flag package neither prints the usage nor its errors: -help goes
+	// to stdout (helpRequest), and a mistake is one line (flagError).
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	o := &options{timeout: 15 * time.Minute}
 	thresholds := thresholdflags.Register(fs)
-	fs.Usage = func() { usage(stderr, fs, thresholds) }
-	fs.IntVar(&o.maxIterations, "max-iterations", 0, "stop after this many iterations (0: no limit; not given, for the simulated agent: 20)")
-	fs.Var(minutesFlag{&o.timeout}, "timeout", "time limit of one iteration: a duration (`15m`), or whole minutes (15) as ralph-claude-code takes it")
-	fs.StringVar(&o.dir, "dir", ".", "working directory of the command; the state lives in its .loopbreaker/")
-	fs.StringVar(&o.name, "name", "", "the loop's name, naming its state file (default: loop, or simulated)")
-	fs.StringVar(&o.prompt, "prompt", "PROMPT.md", "file fed to the command on stdin, when it exists (relative to -dir)")
-	fs.StringVar(&o.plan, "plan", "", "markdown task list whose '- [ ]' and '- [x]' items tell the tasks remaining (relative to -dir)")
-	fs.StringVar(&o.doneMarker, "done-marker", "EXIT_SIGNAL: true", "text in the output that is the agent's done signal, when it prints no status block")
+	fs.IntVar(&o.maxIterations, "max-iterations", 0, "stop after this many iterations (simulated agent: 20)")
+	fs.Var(minutesFlag{&o.timeout}, "timeout", "time limit of an iteration and -check (a `duration`; N: minutes)")
+	fs.StringVar(&o.dir, "dir", ".", "the command's working `dir`ectory")
+	fs.StringVar(&o.name, "name", "", "the loop's `name`, naming its state file and logs [loop]")
+	fs.StringVar(&o.prompt, "prompt", "PROMPT.md", "`file` in -dir fed to the command on stdin")
+	fs.StringVar(&o.plan, "plan", "", "markdown task `file`: '- [x]' done, '- [ ]' to do")
+	fs.StringVar(&o.doneMarker, "done-marker", "EXIT_SIGNAL: true", "`text` that is the agent's done signal without a status block")
 	fs.BoolVar(&o.reset, "reset", false, "forget the saved state and start afresh")
-	fs.BoolVar(&o.wait, "wait", false, "wait out cooldowns and the call budget instead of stopping")
-	fs.StringVar(&o.interactive, "interactive", "auto", "ask what to do when the circuit opens: auto (when stdin is a terminal), yes, no")
+	fs.BoolVar(&o.wait, "wait", false, "wait out cooldowns and the call budget")
+	fs.StringVar(&o.interactive, "interactive", "auto", "ask when the circuit opens: `yes|no|auto` (at a terminal)")
 	var protect []string
 	protectGiven := false
-	fs.Func("protect", "a `PATH` the agent must not lose, relative to -dir: a file, a directory or a glob (repeatable; given, replaces the default list "+
-		strings.Join(defaultProtected(), " ")+"; "+stateDirName+"/ is always protected)", func(p string) error {
+	fs.Func("protect", "a `path` (file, directory, glob) the agent must not lose (repeatable; replaces "+
+		strings.Join(defaultProtected(), " ")+"; "+stateDirName+"/ stays)", func(p string) error {
 		protectGiven = true
 		protect = append(protect, p)
 		return nil
 	})
-	fs.Float64Var(&o.maxCost, "max-cost", 0, "stop when the loop has cost this many US dollars, as Claude Code's JSON output reports it (0: no cap)")
-	fs.IntVar(&o.maxTokens, "max-tokens", 0, "stop when the loop has spent this many tokens, as Claude Code's JSON output reports them (0: no cap)")
-	fs.DurationVar(&o.limitWait, "limit-wait", defaultLimitWait, "wait out a provider limit that lifts within this long when nobody is asked (0: never wait)")
-	fs.StringVar(&o.check, "check", "", "a shell `command` run in -dir after each iteration the command passed (go test ./...): its failure is the iteration's, its output's error the error")
-	fs.BoolVar(&o.commit, "commit", false, "in a git repository, commit the changes of each successful iteration (git add -A; never with a failing -check)")
-	fs.BoolVar(&o.quiet, "quiet", false, "do not show the command's output (it is still logged)")
-	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout when the loop ends; everything else goes to stderr")
-	fs.IntVar(&o.maxOpens, "max-opens", loopbreaker.DefaultConfig().MaxConsecutiveOpens, "give up (exit 3) once the circuit has opened this often in a row without recovering, instead of probing again (0: never)")
-	fs.BoolVar(&o.autoReset, "auto-reset", false, "at start, close a circuit that a cooldown would end, without waiting (not one a person or lost files hold open)")
+	fs.Float64Var(&o.maxCost, "max-cost", 0, "stop when the loop has cost this many `dollars`")
+	fs.IntVar(&o.maxTokens, "max-tokens", 0, "stop when the loop has spent this many tokens")
+	fs.DurationVar(&o.limitWait, "limit-wait", defaultLimitWait, "the longest provider limit waited out (0: none)")
+	fs.StringVar(&o.check, "check", "", "a shell `command` run after each passing iteration (go test ./...): it can fail it; its test counts are read")
+	fs.BoolVar(&o.commit, "commit", false, "commit each successful iteration's changes (git add -A)")
+	fs.BoolVar(&o.quiet, "quiet", false, "do not show the command's output (the log keeps it)")
+	fs.BoolVar(&o.json, "json", false, "the result as JSON on stdout; everything else on stderr")
+	fs.IntVar(&o.maxOpens, "max-opens", loopbreaker.DefaultConfig().MaxConsecutiveOpens, "openings in a row before giving up (0: never)")
+	fs.BoolVar(&o.autoReset, "auto-reset", false, "at start, close a circuit a cooldown would end")
 	thresholds.RegisterAliases()
 	thresholds.Alias("validate", "check", "ralph-starter")
 	thresholds.Alias("auto-reset-circuit", "auto-reset", "ralph-claude-code")
@@ -217,7 +219,12 @@ func parseFlags(args []string, environ []string, stderr io.Writer, opts Options)
 	}
 	thresholds.Settable(append(settable, opts.Settable...)...)
 	if err := fs.Parse(args); err != nil {
-		return nil, err
+		if errors.Is(err, flag.ErrHelp) {
+			var b strings.Builder
+			usage(&b, fs, thresholds)
+			return nil, &helpRequest{text: b.String()}
+		}
+		return nil, flagError(fs, err)
 	}
 	if !protectGiven {
 		protect = defaultProtected()
@@ -308,8 +315,10 @@ func run(ctx context.Context, clk clock, args []string, stdin io.Reader, stdout,
 
 // runWith is the whole program; it returns the exit code.
 func runWith(ctx context.Context, opts Options, clk clock, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	o, err := parseFlags(args, os.Environ(), stderr, opts)
-	if errors.Is(err, flag.ErrHelp) {
+	o, err := parseFlags(args, os.Environ(), opts)
+	var help *helpRequest
+	if errors.As(err, &help) {
+		fmt.Fprint(stdout, help.text) // looprun -h | less
 		return exitDone
 	}
 	if err != nil {
@@ -403,12 +412,17 @@ type runner struct {
 	inGit       bool // the directory is in a git repository
 
 	samples    map[string]string // fingerprint → the error's first line
+	tests      testsSeen         // what the iterations told of the tests
+	stuck      *stuckAnalysis    // why the circuit last opened, until an iteration gets past it; nil for none
 	lastOutput [sha256.Size]byte // outside git: the hash of the previous iteration's output
 	last       lastError         // the last failed iteration's error, for the prompt and the summary
 	refusal    loopbreaker.Reason
 	stopped    string // why the loop stopped, for the summary
 	saveFailed bool   // the loop stopped on a failed save
-	iterations int    // run by this process
+	// commitFailed is the error of the last -commit that failed, said
+	// once: "" after a commit that worked.
+	commitFailed string
+	iterations   int // run by this process
 }
 
 // lastError is the error of the last failed iteration of this run.
@@ -492,7 +506,11 @@ func newRunner(o *options, opts Options, guard *protect.Guard, clk clock, stdin 
 	} else if resumed, err := r.state.load(r.cb); err != nil {
 		return nil, err
 	} else if resumed {
+		r.tests.restore(r.cb.Snapshot())
 		s := r.cb.Stats()
+		if s.State == loopbreaker.Open || s.State == loopbreaker.HalfOpen && s.ConsecutiveOpens > 0 {
+			r.stuck = r.analyze(s.Reason) // for the next iteration's agent, whoever lets it run
+		}
 		fmt.Fprintf(r.out, "resuming %s: %d iterations so far, circuit %s\n", r.state.path(), s.Iterations, s.State)
 		if s := r.cb.Stats(); o.autoReset && s.State == loopbreaker.Open && !s.Reason.Kind.Held() {
 			if r.shared != nil {
@@ -570,8 +588,8 @@ func (r *runner) saveOrFail() bool {
 // or the iteration limit stops it, and returns the exit code.
 func (r *runner) loop(ctx context.Context) int {
 	r.banner()
-	fmt.Fprintf(r.out, "%5s  %-8s  %-9s  %-6s  %5s  %6s  %5s  %6s  %-8s  %s\n",
-		"iter", "time", "state", "result", "files", "consec", "total", "noprog", "error", "calls")
+	fmt.Fprintf(r.out, "%5s  %-8s  %-9s  %-6s  %5s  %7s  %5s  %-6s  %6s  %5s  %6s  %-8s  %s\n",
+		"iter", "time", "state", "result", "files", "tests", "score", "risk", "consec", "total", "noprog", "error", "calls")
 	for {
 		if ctx.Err() != nil {
 			r.stopped = "interrupted"
@@ -667,6 +685,7 @@ func (r *runner) refused(ctx context.Context, d loopbreaker.Decision) (code int,
 	}
 	fmt.Fprintln(r.out)
 	r.showLastError()
+	r.showStuck(d.Reason)
 	if r.interactive {
 		return r.ask(ctx, d)
 	}
@@ -891,7 +910,7 @@ func (r *runner) summary(code int, saveErr error) {
 	})
 	fmt.Fprintf(r.out, "\n%-8s  %5s  %s\n", "error", "seen", "first seen as")
 	for _, fp := range fps {
-		sample := r.samples[fp]
+		sample := r.errorSample(fp, s)
 		if sample == "" {
 			sample = "(before this run)"
 		}

@@ -553,17 +553,19 @@ exit 1
 	assert.NotContains(t, out, "calls:", "no budget: the autonomous preset's 100 calls are off")
 }
 
-// The help says what a flag given as 0 and a flag not given mean.
+// The help says what a flag given as 0 and a flag not given mean, once,
+// and each threshold's default.
 func TestHelpSaysWhatZeroAndAbsentFlagsMean(t *testing.T) {
 	out, code := runBin(t, t.TempDir(), "", "", "-h")
 	assert.Equal(t, exitDone, code, out)
 	for _, want := range []string{
-		"consecutive failures that open the circuit (not given: the preset's; 0: the library's default, 3; negative: off)",
-		"(not given: the preset's; 0: the library's default, 30s)",
-		"(not given: the preset's; 0 or negative: no budget)",
-		"(not given: the preset's; 0 or negative: off)",
+		"Thresholds (not given: the preset's; 0: the default in brackets; negative: off):",
+		"consecutive failures that open the circuit [3]",
+		"how long the circuit stays open before one probe [30s]",
+		"calls per rolling hour, one per iteration [none]",
+		"the same error this many times in a row opens the circuit [off]",
 	} {
-		assert.Contains(t, out, want)
+		assert.Contains(t, strings.Join(strings.Fields(out), " "), want)
 	}
 }
 

@@ -130,7 +130,13 @@ type plan struct {
 	// ralph-claude-code's prompt asks it to take the plan's first open
 	// item.
 	next string
+	// open are the texts of the items that remain, in order, the first
+	// maxPlanItems of them: a skipped task's successor is among them.
+	open []string
 }
+
+// maxPlanItems bounds the open items a plan keeps.
+const maxPlanItems = 1000
 
 // readPlan reads a markdown task list: "- [x]" (or "* [x]") items are
 // done, "- [ ]" items remain.
@@ -152,8 +158,12 @@ func readPlan(path string) (plan, error) {
 				p.done++
 			case strings.HasPrefix(rest, "[ ]"):
 				p.remaining++
+				item := strings.TrimSpace(rest[len("[ ]"):])
 				if p.next == "" {
-					p.next = strings.TrimSpace(rest[len("[ ]"):])
+					p.next = item
+				}
+				if len(p.open) < maxPlanItems {
+					p.open = append(p.open, item)
 				}
 			}
 		}

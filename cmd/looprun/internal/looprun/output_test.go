@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/loopbreaker/loopbreaker"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -54,7 +56,8 @@ echo "step $n" > work.txt
 // columns.
 func TestLiveOutputWipesTheStatusLine(t *testing.T) {
 	var w bytes.Buffer
-	l := &liveOutput{w: &w, terminal: true}
+	now := time.Unix(1_800_000_000, 0)
+	l := &liveOutput{w: &w, terminal: true, now: func() time.Time { return now }}
 	l.showStatus("  ... iteration 1 running 1s")
 	_, _ = l.Write([]byte("half a line"))
 	l.showStatus("  ... iteration 1 running 2s") // not drawn: the output's line is open
@@ -76,6 +79,41 @@ func TestLiveOutputWipesTheStatusLine(t *testing.T) {
 	_, _ = l.Write([]byte("hidden\n"))
 	l.showStatus("  ... iteration 2 running 0s")
 	assert.Equal(t, clearLine+"  ... iteration 2 running 0s", w.String(), "-quiet hides the output, not the status line")
+}
+
+// Output that stops mid-line (an agent's "Thinking..." with no newline)
+// keeps the status line away while it is written, and once it has rested
+// for a second its line is ended and the status line shows under it.
+func TestStatusLineShowsUnderALineThatRests(t *testing.T) {
+	var w bytes.Buffer
+	now := time.Unix(1_800_000_000, 0)
+	l := &liveOutput{w: &w, terminal: true, now: func() time.Time { return now }}
+	_, _ = l.Write([]byte("Thinking"))
+	now = now.Add(restAfter / 2)
+	l.showStatus("  ... iteration 1 running 1s")
+	assert.Equal(t, "Thinking", w.String(), "the line is still being written")
+
+	now = now.Add(restAfter)
+	l.showStatus("  ... iteration 1 running 2s")
+	assert.Equal(t, "Thinking\n"+clearLine+"  ... iteration 1 running 2s", w.String())
+
+	_, _ = l.Write([]byte("... done\n"))
+	l.endLine()
+	assert.Equal(t, "Thinking\n"+clearLine+"  ... iteration 1 running 2s"+clearLine+"... done\n", w.String())
+}
+
+// The status line counts the call the running iteration makes: the
+// fourth iteration of a budget of 50 runs as call 4 of 50, not 3.
+func TestStatusLineCountsTheRunningCall(t *testing.T) {
+	cfg := loopbreaker.DefaultConfig()
+	cfg.Spend.MaxCallsPerHour = 50
+	cb, err := loopbreaker.New(cfg)
+	require.NoError(t, err)
+	for range 3 {
+		cb.Record(loopbreaker.Iteration{})
+	}
+	r := &runner{cb: cb}
+	assert.Equal(t, "  ... iteration 4 running 12s, circuit CLOSED, calls 4/50 this hour", r.statusText(4, "running")(12*time.Second))
 }
 
 // -json prints the result, one JSON object, on stdout alone; what a
@@ -121,23 +159,23 @@ func TestHelpHasTheLegendTheExitCodesAndExamples(t *testing.T) {
 	out, code := runBin(t, t.TempDir(), "", "", "-h")
 	assert.Equal(t, exitDone, code, out)
 	for _, want := range []string{
-		"consec  failures in a row",
-		"noprog  iterations in a row without progress",
-		"WATCH: a signal is one iteration short of opening it",
-		"* marks the half-open probe",
-		"3   tripped: the circuit is open and nobody was asked",
-		"8   provider: stopped at a provider limit",
-		"130 interrupted: Ctrl+C or SIGTERM",
+		"consec and total failures",
+		"noprog (iterations in a row without progress)",
+		"WATCH: a signal one iteration short of opening it",
+		"*: the probe",
+		"3 tripped (the circuit is open and nobody was asked",
+		"8 a provider limit",
+		"130 interrupted",
 		"looprun -check 'go test ./...' -commit -- claude -p --output-format json --resume {session}",
 		"looprun -wait -max-opens 3 -quiet -json -- ./agent.sh > result.json",
-		"--calls                      -calls-per-hour (ralph-claude-code's --calls)",
-		"--rate-limit                 -calls-per-hour (ralph-starter's --rate-limit)",
-		"--circuit-breaker-failures   -failures (ralph-starter's --circuit-breaker-failures)",
-		"--circuit-breaker-errors     -same-errors (ralph-starter's --circuit-breaker-errors)",
-		"--validate                   -check (ralph-starter's --validate)",
+		"--calls (-calls-per-hour)",
+		"--rate-limit (-calls-per-hour)",
+		"--circuit-breaker-failures (-failures)",
+		"--circuit-breaker-errors (-same-errors)",
+		"--validate (-check)",
 		"LOOPRUN_<FLAG>",
 	} {
-		assert.Contains(t, out, want)
+		assert.Contains(t, strings.Join(strings.Fields(out), " "), want)
 	}
 	assert.NotContains(t, out, "  -calls\n", "an alias is not listed among the flags")
 }

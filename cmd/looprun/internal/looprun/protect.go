@@ -38,6 +38,7 @@ func newGuard(o *options) (*protect.Guard, error) {
 			stateDirName + "/protected/",
 			stateDirName + "/.*.tmp-*",
 			stateDirName + "/*.corrupt-*",
+			stateDirName + "/*" + notesSuffix,
 		},
 		BackupDir: filepath.Join(stateDirName, "protected", o.name),
 	})

@@ -39,7 +39,18 @@ type jsonResult struct {
 	NeutralIterations int `json:"neutral_iterations"` // interrupted ones
 	LimitedIterations int `json:"limited_iterations"` // refused by the provider
 	Failures          int `json:"failures"`
-	Opens             int `json:"opens"`
+	// ConsecutiveFailures are the failures in a row at the end.
+	ConsecutiveFailures int `json:"consecutive_failures"`
+	Opens               int `json:"opens"`
+	// Risk is the stagnation risk at the end: LOW, MEDIUM or HIGH.
+	Risk string `json:"risk"`
+	// ProgressScore is the last iteration's progress score.
+	ProgressScore int `json:"progress_score"`
+	// Tests is what the last iteration told of the tests, when it told.
+	Tests *jsonTests `json:"tests,omitempty"`
+	// Stuck is the analysis of the circuit open at the end: the error,
+	// the task, the approaches, and what to try.
+	Stuck *jsonStuck `json:"stuck,omitempty"`
 
 	Calls *jsonCalls `json:"calls,omitempty"` // with a call budget
 	Spend *jsonSpend `json:"spend,omitempty"` // when anything was spent or capped
@@ -62,6 +73,25 @@ type jsonReason struct {
 	Sample string `json:"sample,omitempty"` // the error's latest text
 }
 
+type jsonTests struct {
+	Passing *int   `json:"passing,omitempty"` // absent when not told
+	Failing int    `json:"failing"`
+	Errors  int    `json:"errors"` // outside tests: compile errors, suites that failed to run
+	From    string `json:"from"`   // "check" or "status block"
+}
+
+type jsonStuck struct {
+	Kind         string   `json:"kind"`
+	Fingerprint  string   `json:"fingerprint,omitempty"`
+	Seen         int      `json:"seen,omitempty"`
+	Error        string   `json:"error,omitempty"`
+	Task         string   `json:"task,omitempty"`
+	TaskFailures int      `json:"task_failures,omitempty"`
+	Approaches   string   `json:"approaches,omitempty"`
+	Try          []string `json:"try,omitempty"`
+	TryFrom      string   `json:"try_from,omitempty"` // whose strategies: superkit's, GSD's
+}
+
 type jsonCalls struct {
 	Used  int `json:"used"`
 	Limit int `json:"limit"`
@@ -79,7 +109,7 @@ type jsonSpend struct {
 type jsonError struct {
 	Fingerprint string `json:"fingerprint"`
 	Count       int    `json:"count"`
-	Sample      string `json:"sample,omitempty"` // its first line, when this run saw it
+	Sample      string `json:"sample,omitempty"` // its first line, as first seen (in an earlier run too, when the breaker kept it)
 }
 
 type jsonLast struct {
@@ -108,7 +138,21 @@ func (r *runner) writeJSON(w io.Writer, code int, saveErr error) error {
 		ExitCode: code, Exit: exitNames[code], Stopped: r.stopped, State: s.State.String(),
 		Iterations: r.iterations, TotalIterations: s.Iterations, NeutralIterations: s.NeutralIterations,
 		LimitedIterations: s.LimitedIterations, Failures: s.Failures.Total, Opens: s.Opens,
+		ConsecutiveFailures: s.Failures.Consecutive, Risk: s.Risk.String(), ProgressScore: s.Progress.LastScore,
 		StateFile: r.state.path(), Logs: r.logs.dir, Breaker: r.about,
+	}
+	if m := r.tests.last; m.from != "" {
+		res.Tests = &jsonTests{Failing: m.counts.failed, Errors: m.counts.errors, From: m.from}
+		if m.passedKnown {
+			res.Tests.Passing = &m.counts.passed
+		}
+	}
+	if s.State == loopbreaker.Open && s.Reason.Kind != loopbreaker.ReasonNone {
+		a := r.analyze(s.Reason)
+		kind, _ := s.Reason.Kind.MarshalText()
+		res.Stuck = &jsonStuck{Kind: string(kind), Fingerprint: a.fingerprint, Seen: a.seen, Error: a.text,
+			Task: a.task, TaskFailures: a.taskFailures, Approaches: a.approaches,
+			Try: a.strategies.steps, TryFrom: a.strategies.source}
 	}
 	switch {
 	case s.Complete.Kind != loopbreaker.ReasonNone:
@@ -126,7 +170,7 @@ func (r *runner) writeJSON(w io.Writer, code int, saveErr error) error {
 			MaxTokens: sp.MaxTokens, InputTokens: sp.Total.InputTokens, OutputTokens: sp.Total.OutputTokens}
 	}
 	for fp, n := range s.Failures.Counts {
-		res.Errors = append(res.Errors, jsonError{Fingerprint: fp, Count: n, Sample: r.samples[fp]})
+		res.Errors = append(res.Errors, jsonError{Fingerprint: fp, Count: n, Sample: r.errorSample(fp, s)})
 	}
 	sort.Slice(res.Errors, func(i, j int) bool {
 		a, b := res.Errors[i], res.Errors[j]
@@ -142,4 +186,14 @@ func (r *runner) writeJSON(w io.Writer, code int, saveErr error) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(res)
+}
+
+// errorSample is the first line of the error fp stands for, as first
+// seen: in this run, or before it, as the breaker kept it (its samples
+// outlive a restart); "" when neither has it.
+func (r *runner) errorSample(fp string, s loopbreaker.Stats) string {
+	if sample := r.samples[fp]; sample != "" {
+		return sample
+	}
+	return firstLine(s.Failures.Samples[fp].First)
 }

@@ -1,7 +1,6 @@
 package looprun
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,14 +49,14 @@ func TestTimeoutTakesMinutesToo(t *testing.T) {
 		if args != "" {
 			flags = append(flags, "--timeout", args)
 		}
-		o, err := parseFlags(flags, nil, io.Discard, Options{})
+		o, err := parseFlags(flags, nil, Options{})
 		require.NoError(t, err)
 		assert.Equal(t, want, o.timeout, args)
 	}
-	o, err := parseFlags([]string{"-dir", dir}, []string{"CLAUDE_TIMEOUT_MINUTES=5"}, io.Discard, Options{})
+	o, err := parseFlags([]string{"-dir", dir}, []string{"CLAUDE_TIMEOUT_MINUTES=5"}, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, 5*time.Minute, o.timeout)
-	_, err = parseFlags([]string{"-dir", dir, "-timeout", "soon"}, nil, io.Discard, Options{})
+	_, err = parseFlags([]string{"-dir", dir, "-timeout", "soon"}, nil, Options{})
 	assert.Error(t, err)
 }
 

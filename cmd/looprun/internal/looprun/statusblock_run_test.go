@@ -86,7 +86,7 @@ block IN_PROGRESS IMPLEMENTATION false 0 1
 `)
 	out, code := r.looprun(t, "", "-interactive", "no", "-max-iterations", "5")
 	assert.Equal(t, exitLimit, code, out)
-	assert.Regexp(t, `(?m)^\s+5\s+\S+\s+CLOSED\s+ok\s+0\s+0\s+0\s+0\s`, out)
+	assert.Regexp(t, `(?m)^\s+5\s+\S+\s+CLOSED\s+ok\s+0\s+-/0\s+\+2\s+LOW\s+0\s+0\s+0\s`, out, "a task (+5) and no file changed (-3)")
 }
 
 // Outside git the block's FILES_MODIFIED tells the files changed: the

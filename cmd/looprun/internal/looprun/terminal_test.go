@@ -141,7 +141,7 @@ echo "agent says: done with step $n"
 
 	screen := p.waitForText("running 2s")
 	assert.Contains(t, screen, "agent says: working on step 1", "the output shows before the iteration ends")
-	assert.Contains(t, screen, "... iteration 1 running 2s, circuit CLOSED, calls 0/10 this hour")
+	assert.Contains(t, screen, "... iteration 1 running 2s, circuit CLOSED, calls 1/10 this hour", "the running call counts")
 	assert.Equal(t, 1, strings.Count(screen, "iteration 1 running"), "the status line is redrawn in place:\n%s", screen)
 	assert.Contains(t, screen, "thresholds (preset feature): failures 3,", "the banner says the thresholds in force")
 
