@@ -65,6 +65,9 @@ type claudeResult struct {
 	// is where a provider limit would be (Codex: the failed turn's
 	// message). "" when the events tell none.
 	errText, limitText string
+	// noticed is an error the agent got past in a run that passed (Codex:
+	// a command that failed before the last one passed).
+	noticed string
 }
 
 // doneMarkerSeen reports whether the output holds the done marker where it

@@ -37,6 +37,9 @@ type codexOutput struct {
 	used    bool         // a turn.completed reported usage
 	command codexCommand // the last command_execution that completed
 	ran     bool         // ...there was one
+	// noticed is the error of the last command that failed with one in
+	// its output (a test's failure; not a grep that found nothing).
+	noticed string
 	// message is the agent's last message: its final answer, where its
 	// status block is.
 	message string
@@ -116,6 +119,11 @@ func (c *codexOutput) read(line []byte) bool {
 		case it == nil:
 		case it.Type == "command_execution":
 			c.command, c.ran = it.codexCommand, true
+			if c.command.failedCommand() {
+				if msg := loopbreaker.ExtractError(c.command.Output); msg != "" {
+					c.noticed = msg
+				}
+			}
 		case it.Type == "agent_message":
 			c.message = it.Text
 		}
@@ -139,6 +147,9 @@ func (c *codexOutput) result(marker []byte) claudeResult {
 		r.isError, r.errText, r.limitText = true, c.failed, c.failed
 	case c.ran && c.command.failedCommand():
 		r.isError, r.errText = true, c.command.failure()
+	}
+	if !r.isError {
+		r.noticed = c.noticed // the run passed: an error the agent got past
 	}
 	r.text = firstLine(r.errText)
 	status := readStatus(c.message)
@@ -169,6 +180,27 @@ func (c codexCommand) failure() string {
 func (c *capture) limitText() string {
 	if c.claude.codex.seen {
 		return c.claude.result.limitText
+	}
+	return c.sample()
+}
+
+// outputError returns the error the output shows, for a run that passed:
+// of Codex's, the error of the last command that failed with one (the
+// run passed on a later command); of another command, the error
+// ExtractError finds in the end of the output.
+func (c *capture) outputError() string {
+	if c.claude.codex.seen {
+		return c.claude.result.noticed
+	}
+	return loopbreaker.ExtractError(c.sample())
+}
+
+// claimText returns the agent's last words, where a claim of done is
+// looked for: of Codex's output, its last message (a command's output
+// is not its word); else the end of the output (see claimsDone).
+func (c *capture) claimText() string {
+	if c.claude.codex.seen {
+		return c.claude.codex.message
 	}
 	return c.sample()
 }

@@ -248,3 +248,28 @@ func FuzzCodexModel(f *testing.F) {
 		_ = tomlString(line)
 	})
 }
+
+// A run that passed on its last command shows the error the agent got
+// past (the test's failure, not the grep that found nothing), which
+// counts toward the same error; a claim of done is read in the agent's
+// last message alone.
+func TestCodexRunThatPassedShowsTheErrorItGotPast(t *testing.T) {
+	c := codexCapture(t, "codex-fixed.jsonl", 64)
+	assert.Equal(t, "--- FAIL: TestLogin (0.00s)\n    login_test.go:12: want 200, got 500", c.outputError())
+	assert.Equal(t, "Fixed the login handler; the tests pass. EXIT_SIGNAL: true", c.claimText())
+
+	c = codexCapture(t, "codex-stuck.jsonl", 64)
+	assert.Empty(t, c.outputError(), "a failed run: its error is the iteration's")
+
+	claim := strings.Replace(readFixture(t, "codex-block-in-output.jsonl"), "I read the status file; the work goes on.", "All tasks complete.", 1)
+	c = streamInto(newCapture("", nil), claim, 50)
+	assert.True(t, claimsDone(c.claimText()))
+	c = codexCapture(t, "codex-block-in-output.jsonl", 50)
+	assert.False(t, claimsDone(c.claimText()))
+	c = streamInto(newCapture("", nil), strings.Replace(readFixture(t, "codex-block-in-output.jsonl"), "STATUS: COMPLETE", "STATUS: COMPLETE: all done", 1), 50)
+	assert.False(t, claimsDone(c.claimText()), "a command's output is not the agent's word")
+
+	plain := streamInto(newCapture("", nil), "step 3\nError: Cannot find module 'left-pad'\n", 8)
+	assert.Equal(t, "Error: Cannot find module 'left-pad'", plain.outputError(), "another command: its output, as before")
+	assert.Equal(t, plain.sample(), plain.claimText())
+}

@@ -174,7 +174,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		}
 	}
 	// Errors are read from every output: a run that exited 0 may say one.
-	outputErr := loopbreaker.ExtractError(out.sample())
+	outputErr := out.outputError()
 	from := "command"
 	checked := false
 	var checkTests testCounter // the check's test counts
@@ -228,7 +228,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	// The marker a person chose counts wherever it is; the default one,
 	// EXIT_SIGNAL: true, not in a status block quoted as an example.
 	it.Done = out.doneMarkerSeen() && (r.o.markerGiven || !out.exampleSeen())
-	claimed := claimsDone(out.sample())
+	claimed := claimsDone(out.claimText())
 	if hasBlock {
 		// The block says what the agent thinks it did; a marker the
 		// person chose still counts.
