@@ -111,6 +111,17 @@
 // the circuit opens, on Ctrl+C and when the loop completes; the last 50
 // are kept in .loopbreaker/<loop>.sessions.jsonl.
 //
+// When the command prints Codex's JSON events (codex exec --json), which
+// exits 0 whatever its commands did, looprun reads the outcome from them:
+// a failed turn, or a last command that failed, fails the iteration, with
+// the command's error (or the turn's message) as its error. The turns'
+// usage is the spend, priced at the list price of the model Codex runs
+// (-m, --model, -c model=..., else config.toml's model), the thread is the
+// session (codex exec resume {session}), and the status block and the done
+// marker count in the agent's last message, not in a command's output.
+// Without -check, looprun warns at start that Codex and Claude Code can
+// exit 0 with the work failing.
+//
 // # Output and logs
 //
 // The command's output (stdout and stderr) is not kept in memory: looprun

@@ -21,17 +21,14 @@
 package claudetest
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/loopbreaker/loopbreaker/internal/fakemodel"
+	"github.com/loopbreaker/loopbreaker/internal/netns"
+	"github.com/loopbreaker/loopbreaker/internal/pinned"
 )
 
 const (
@@ -44,38 +41,23 @@ const (
 	BinaryEnv = "LOOPBREAKER_CLAUDE"
 	// RequireEnv names the environment variable that makes a missing
 	// binary a failure rather than a skip: .ci/run sets it.
-	RequireEnv = "LOOPBREAKER_CI"
+	RequireEnv = pinned.RequireEnv
 )
 
 // ErrNotFound is the error Binary returns when no Claude Code of Version
 // is to be found.
 var ErrNotFound = errors.New("claudetest: Claude Code " + Version + " not found")
 
+// release is the pinned release, as package pinned finds it.
+var release = pinned.Binary{
+	Command: "claude", Env: BinaryEnv, Install: Install, NotFound: ErrNotFound,
+	Is: func(v string) bool { return strings.HasPrefix(v, Version+" ") }, // "2.1.328 (Claude Code)"
+}
+
 // Binary returns the path of Claude Code: BinaryEnv's, which must run,
 // else claude on the PATH when it says it is Version. The error wraps
 // ErrNotFound when there is neither.
-func Binary() (string, error) {
-	if path := os.Getenv(BinaryEnv); path != "" {
-		if v, err := version(path); err != nil || !strings.HasPrefix(v, Version+" ") {
-			return "", fmt.Errorf("%w: %s=%s: %q, %v", ErrNotFound, BinaryEnv, path, v, err)
-		}
-		return path, nil
-	}
-	path, err := exec.LookPath("claude")
-	if err != nil {
-		return "", fmt.Errorf("%w: %s is not set, and there is no claude on the PATH", ErrNotFound, BinaryEnv)
-	}
-	if v, err := version(path); err != nil || !strings.HasPrefix(v, Version+" ") {
-		return "", fmt.Errorf("%w: the claude on the PATH (%s) says %q, %v", ErrNotFound, path, v, err)
-	}
-	return path, nil
-}
-
-// version returns what the binary at path says of its version.
-func version(path string) (string, error) {
-	out, err := exec.Command(path, "--version").Output()
-	return string(bytes.TrimSpace(out)), err
-}
+func Binary() (string, error) { return release.Find() }
 
 // Install is the command that installs the pinned binary, for a message.
 const Install = "npm install --prefix ~/.cache/loopbreaker/claude-code-" + Version + " " + Package + "@" + Version +
@@ -85,16 +67,7 @@ const Install = "npm install --prefix ~/.cache/loopbreaker/claude-code-" + Versi
 // skipped, saying how to install it, or fails under CI (RequireEnv set).
 func Require(t testing.TB) string {
 	t.Helper()
-	path, err := Binary()
-	switch {
-	case err == nil:
-		return path
-	case os.Getenv(RequireEnv) != "":
-		t.Fatalf("%v; .ci/run installs it", err)
-	default:
-		t.Skipf("%v; to run the tests against the real Claude Code: %s", err, Install)
-	}
-	return ""
+	return release.Require(t)
 }
 
 // Env is the environment a test runs Claude Code in.
@@ -126,7 +99,7 @@ type Env struct {
 func Start(t testing.TB, answer fakemodel.Answerer) *Env {
 	t.Helper()
 	e := &Env{Bin: Require(t)}
-	e.Offline = isolate(t)
+	e.Offline = netns.Isolate(t)
 	e.Model = fakemodel.NewAnthropic(answer)
 	t.Cleanup(e.Model.Close)
 	e.Home = t.TempDir()
@@ -152,34 +125,4 @@ func Start(t testing.TB, answer fakemodel.Answerer) *Env {
 		t.Setenv(k, v)
 	}
 	return e
-}
-
-// isolate moves the calling goroutine's thread into a new network
-// namespace and brings its loopback interface up; it reports whether it
-// did. The thread stays locked to the goroutine and ends with it, so no
-// other goroutine ever runs in the namespace; processes started from the
-// goroutine start in it. It does nothing off Linux, or where the
-// namespace cannot be made (no privilege), or without ip(8).
-func isolate(t testing.TB) bool {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		return false
-	}
-	ip, err := exec.LookPath("ip")
-	if err != nil {
-		t.Log("claudetest: no ip(8) to bring a namespace's loopback up: running in the machine's network")
-		return false
-	}
-	runtime.LockOSThread()
-	if err := syscall.Unshare(syscall.CLONE_NEWNET); err != nil {
-		runtime.UnlockOSThread() // the thread is as it was
-		t.Logf("claudetest: no network namespace (%v): running in the machine's network", err)
-		return false
-	}
-	// From here the thread is the namespace's: it stays locked, and the
-	// runtime ends it when the test's goroutine ends.
-	if out, err := exec.Command(ip, "link", "set", "lo", "up").CombinedOutput(); err != nil {
-		t.Fatalf("claudetest: bringing the namespace's loopback up: %v: %s", err, out)
-	}
-	return true
 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 )
 
 // Anthropic is a fake Anthropic Messages API on a local httptest server.
@@ -25,14 +24,8 @@ type Anthropic struct {
 	// ANTHROPIC_BASE_URL or an SDK's base URL is set to.
 	URL string
 
-	srv    *httptest.Server
-	answer Answerer
-
-	mu       sync.Mutex // guards requests
-	requests []*Request
-
-	answering sync.Mutex // held while the answerer answers; guards turns
-	turns     int        // the POST /v1/messages answered so far
+	srv  *httptest.Server
+	book book
 }
 
 // An Answerer decides the reply to one request to the Messages API. It is
@@ -46,7 +39,7 @@ func NewAnthropic(answer Answerer) *Anthropic {
 	if answer == nil {
 		answer = Script()
 	}
-	a := &Anthropic{answer: answer}
+	a := &Anthropic{book: book{answer: answer}}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
 	a.URL = a.srv.URL
 	return a
@@ -57,23 +50,11 @@ func (a *Anthropic) Close() { a.srv.Close() }
 
 // Requests returns every request the server got so far, in order,
 // whatever its path.
-func (a *Anthropic) Requests() []*Request {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]*Request(nil), a.requests...)
-}
+func (a *Anthropic) Requests() []*Request { return a.book.all() }
 
 // Turns returns the requests to POST /v1/messages so far, in order: the
 // model's turns.
-func (a *Anthropic) Turns() []*Request {
-	var turns []*Request
-	for _, r := range a.Requests() {
-		if r.IsTurn() {
-			turns = append(turns, r)
-		}
-	}
-	return turns
-}
+func (a *Anthropic) Turns() []*Request { return a.book.turnsSoFar() }
 
 func (a *Anthropic) serve(w http.ResponseWriter, hr *http.Request) {
 	body, err := io.ReadAll(hr.Body)
@@ -81,15 +62,12 @@ func (a *Anthropic) serve(w http.ResponseWriter, hr *http.Request) {
 		writeError(w, &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: "fakemodel: reading the body: " + err.Error()}, "")
 		return
 	}
-	req := &Request{Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery, Header: hr.Header.Clone(), Body: body}
+	req := &Request{Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery, Header: hr.Header.Clone(), Body: body, turnPath: anthropicTurnPath}
 	var decodeErr error
 	if req.IsTurn() {
 		decodeErr = req.decode() // before the request is shared: it is not changed after
 	}
-	a.mu.Lock()
-	a.requests = append(a.requests, req)
-	n := len(a.requests)
-	a.mu.Unlock()
+	n := a.book.add(req)
 	requestID := fmt.Sprintf("req_fake%06d", n)
 
 	switch {
@@ -108,19 +86,9 @@ func (a *Anthropic) serve(w http.ResponseWriter, hr *http.Request) {
 		return
 	}
 
-	// One answer at a time: a script is a sequence. The answerer may ask
-	// for the requests so far.
-	a.answering.Lock()
-	a.turns++
-	turn := a.turns
-	reply := a.answer(req)
-	a.answering.Unlock()
+	reply, turn := a.book.reply(req)
 
-	for k, vs := range reply.Header {
-		for _, v := range vs {
-			w.Header().Add(k, v)
-		}
-	}
+	addHeaders(w, reply.Header)
 	w.Header().Set("request-id", requestID)
 	if reply.Err != nil {
 		writeError(w, reply.Err, requestID)
@@ -154,6 +122,11 @@ type Reply struct {
 	Header http.Header
 	// Err, when set, answers with this error instead of a message.
 	Err *APIError
+	// Failed, when set, answers a streamed turn of the Responses API with
+	// a response that fails midway: response.created, then
+	// response.failed carrying this error's code and message (see
+	// OpenAI). The Messages API's fake does not read it.
+	Failed *APIError
 }
 
 // Usage is a message's token usage, as the API reports it: InputTokens
@@ -362,11 +335,12 @@ func pieces(s string, n int) []string {
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
-// joinText joins the text of blocks, one a line.
+// joinText joins the text of blocks, one a line; a custom tool call's
+// input is no text.
 func joinText(blocks []Block) string {
 	var b strings.Builder
 	for _, bl := range blocks {
-		if bl.Text == "" {
+		if bl.Text == "" || bl.Type == "custom_tool_call" {
 			continue
 		}
 		if b.Len() > 0 {

@@ -20,6 +20,22 @@
 //	// ... run the agent with ANTHROPIC_BASE_URL=model.URL ...
 //	turns := model.Turns() // what the model was sent, turn by turn
 //
+// OpenAI is the Responses API (POST /v1/responses) as Codex and the SDKs
+// use it, answered by the same scripts: messages, function calls (Exec runs
+// a command with Codex's exec_command tool) and custom tool calls
+// (ApplyPatch), with usage (cached tokens included), streamed as the API
+// streams them (response.created, response.output_item.added, the deltas,
+// response.output_item.done, response.completed), and errors with the
+// status, body and headers the API gives (RateLimitExceeded with
+// retry-after and the x-ratelimit-* headers, InsufficientQuota, Codex's
+// UsageLimitReached, a response that fails midway). Point a client at its
+// URL, which ends in /v1 (a Codex model provider's base_url):
+//
+//	model := fakemodel.NewOpenAI(fakemodel.Script(
+//		fakemodel.Exec("go test ./..."),
+//		fakemodel.Say("The tests pass."),
+//	))
+//
 // Nothing leaves the machine: the server listens on the loopback
 // interface only.
 package fakemodel

@@ -8,12 +8,22 @@ import (
 )
 
 // APIError is an error answer of the API: an HTTP status and the error
-// object of its JSON body, {"type":"error","error":{"type","message"},
-// "request_id"}. The response's headers are the Reply's.
+// object of its JSON body. The Messages API's body is
+// {"type":"error","error":{"type","message"},"request_id"}; the Responses
+// API's is {"error":{"message","type","param","code"}} (see OpenAI). The
+// response's headers are the Reply's.
 type APIError struct {
 	Status  int    // 400, 402, 403, 429, 500, 529, ...
 	Type    string // invalid_request_error, billing_error, permission_error, rate_limit_error, api_error, overloaded_error, ...
 	Message string
+	// Code is the Responses API's error code (rate_limit_exceeded,
+	// insufficient_quota, context_length_exceeded, ...); the Messages API
+	// has none, and its fake leaves it out.
+	Code string
+	// Fields are more members of the Responses API's error object, as a
+	// backend adds them (Codex's usage_limit_reached carries plan_type and
+	// resets_at); the Messages API's fake leaves them out.
+	Fields map[string]any
 }
 
 // Error is a reply that answers with an HTTP status and an error of type

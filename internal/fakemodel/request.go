@@ -7,28 +7,36 @@ import (
 	"strings"
 )
 
-// Request is one request the server got, as it came, and for a request to
-// the Messages API what it asked of the model.
+// Request is one request the server got, as it came, and for a turn (a
+// request that asks the model to answer: IsTurn) what it asked of the
+// model. Both APIs' turns are decoded into the same fields: the
+// Responses API's input items become Messages (see OpenAI).
 type Request struct {
 	Method, Path, Query string
 	Header              http.Header
 	Body                []byte
 
-	// Of a request to POST /v1/messages (IsTurn), decoded from Body:
-	Model     string
-	Stream    bool
+	// Of a turn, decoded from Body:
+	Model string
+	// Stream says the request asked for server-sent events.
+	Stream bool
+	// MaxTokens is max_tokens (max_output_tokens); 0 when not given.
 	MaxTokens int
-	// System is the system prompt's text (its text blocks, one a line).
+	// System is the system prompt's text (its text blocks, one a line;
+	// the Responses API's instructions).
 	System string
 	// Messages is the conversation sent, oldest first.
 	Messages []Message
-	// Tools names the tools offered, in order.
+	// Tools names the tools offered, in order (a tool without a name,
+	// such as the Responses API's web_search, by its type).
 	Tools []string
+
+	turnPath string // the path of the API's turns: /v1/messages, /v1/responses
 }
 
 // Message is one message of a request's conversation.
 type Message struct {
-	Role    string // user, assistant
+	Role    string // user, assistant; the Responses API's developer and system too, and tool (see OpenAI)
 	Content []Block
 }
 
@@ -36,10 +44,17 @@ type Message struct {
 // tool results), one a line.
 func (m Message) Text() string { return joinText(m.Content) }
 
-// IsTurn reports whether the request asked the model for a message (POST
-// /v1/messages).
+// anthropicTurnPath and openAITurnPath are the paths of the APIs' turns.
+const (
+	anthropicTurnPath = "/v1/messages"
+	openAITurnPath    = "/v1/responses"
+)
+
+// IsTurn reports whether the request asked the model for an answer: POST
+// /v1/messages of the Messages API, POST /v1/responses of the Responses
+// API.
 func (r *Request) IsTurn() bool {
-	return r.Method == http.MethodPost && r.Path == "/v1/messages"
+	return r.Method == http.MethodPost && r.turnPath != "" && r.Path == r.turnPath
 }
 
 // Last returns the conversation's last message; the zero Message when
@@ -84,12 +99,13 @@ func (r *Request) ToolResults() []Block {
 }
 
 // ToolUses returns the tool_use blocks of the conversation (the model's
-// earlier calls), oldest first.
+// earlier calls), oldest first; of the Responses API, its
+// custom_tool_call blocks too.
 func (r *Request) ToolUses() []Block {
 	var out []Block
 	for _, m := range r.Messages {
 		for _, b := range m.Content {
-			if b.Type == "tool_use" {
+			if b.Type == "tool_use" || b.Type == "custom_tool_call" {
 				out = append(out, b)
 			}
 		}

@@ -93,7 +93,8 @@ func re(expr string) *regexp.Regexp { return regexp.MustCompile(`(?i)` + expr) }
 // that waiting does not lift), its admin and credit caps; Copilot's "402
 // You have no quota"; Cursor's "You've hit your usage limit · Get Cursor
 // Pro"; OpenRouter's "This request requires more credits"; OpenAI's
-// insufficient_quota and billing codes; Continue's "You have no credits
+// insufficient_quota and billing codes, and Codex's word for them, "Quota
+// exceeded. Check your plan and billing details."; Continue's "You have no credits
 // remaining"; a client's "HTTP 402 Payment Required".
 var rules = append([]rule{
 	// Usage windows.
@@ -200,6 +201,8 @@ var rules = append([]rule{
 		kind: Stop, lead: true, needs: []string{"quota"}},
 	{re: re(`\bquota\s+exceeded\.\s+upgrade\s+to\s+increase\s+your\s+limit`),
 		kind: Stop, lead: true, needs: []string{"upgrade", "quota"}},
+	{re: re(`\bquota\s+exceeded\.\s+check\s+your\s+plan\s+and\s+billing\s+details`),
+		kind: Stop, lead: true, needs: []string{"billing", "quota"}},
 	{re: re(`\bthis\s+request\s+requires\s+more\s+credits`),
 		kind: Stop, lead: true, needs: []string{"requires", "credits"}},
 	{re: re(`\bcreate\s+a\s+key\s+with\s+a\s+higher\s+monthly\s+limit`),

@@ -123,6 +123,19 @@ func TestCodexUsageLimitMessages(t *testing.T) {
 	})
 }
 
+// Codex's messages as codex exec --json prints them: in a turn.failed
+// line (Codex 0.169.0 against a fake Responses API), its typographic
+// apostrophe as it is, and the reset in the local time.
+func TestCodexMessagesInItsJSONLines(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"a usage limit, typographic apostrophe", `{"type":"turn.failed","error":{"message":"You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 7:06 PM."}}`, Wait, "2026-01-29T19:06:00+02:00"},
+		{"a usage limit, in text", "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/usage to purchase more credits or try again at 7:06 PM.", Wait, "2026-01-29T19:06:00+02:00"},
+		{"insufficient_quota", `{"type":"turn.failed","error":{"message":"Quota exceeded. Check your plan and billing details."}}`, Stop, ""},
+		{"insufficient_quota, in text", "Quota exceeded. Check your plan and billing details.", Stop, ""},
+		{"its retries exhausted", `{"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests, request id: req_fake000006"}}`, Wait, ""},
+	})
+}
+
 func TestTextsThatAreNoLimit(t *testing.T) {
 	runTextCases(t, []textCase{
 		{"empty", "", None, ""},

@@ -33,8 +33,11 @@ type claudeOutput struct {
 	long        bool   // ...which is longer than that: it is passed over
 	result      claudeResult
 	// session is the session the output named: the result's, else the
-	// init event's.
+	// init event's (or Codex's thread).
 	session string
+	// codex reads Codex's events, when the output is codex exec --json:
+	// finish takes its result as the run's.
+	codex codexOutput
 }
 
 // claudeResult is what the result event said.
@@ -56,6 +59,15 @@ type claudeResult struct {
 	// marker says the done marker is in the result text; example, that
 	// the text quoted a status block as an example of the format.
 	marker, example bool
+	// errText is the run's error as the events tell it, which wins over
+	// the error found in the output (Codex: the message of the turn that
+	// failed, or the error of the last command, which failed); limitText
+	// is where a provider limit would be (Codex: the failed turn's
+	// message). "" when the events tell none.
+	errText, limitText string
+	// noticed is an error the agent got past in a run that passed (Codex:
+	// a command that failed before the last one passed).
+	noticed string
 }
 
 // doneMarkerSeen reports whether the output holds the done marker where it
@@ -106,6 +118,9 @@ func (c *claudeOutput) finish(whole []byte) {
 		c.read(c.line)
 	}
 	c.line, c.long = nil, false
+	if !c.result.seen && c.codex.seen {
+		c.result, c.session = c.codex.result(c.marker), c.codex.thread
+	}
 	if !c.result.seen {
 		if t := bytes.TrimSpace(whole); bytes.HasPrefix(t, []byte("{")) && bytes.HasSuffix(t, []byte("}")) {
 			c.read(t)
@@ -132,6 +147,9 @@ func (c *claudeOutput) read(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) > 0 && line[0] != '{' && len(c.marker) > 0 && bytes.Contains(line, c.marker) {
 		c.plainMarker = true
+	}
+	if c.codex.read(line) {
+		return
 	}
 	if len(line) == 0 || line[0] != '{' ||
 		!bytes.Contains(line, []byte(`"result"`)) && !bytes.Contains(line, []byte(`"system"`)) {

@@ -23,8 +23,11 @@ func readFixture(t testing.TB, name string) string {
 
 // streamed writes text to a capture in pieces of n bytes, as a pipe
 // delivers it, and finishes it.
-func streamed(text string, n int) *capture {
-	c := newCapture("", nil)
+func streamed(text string, n int) *capture { return streamInto(newCapture("", nil), text, n) }
+
+// streamInto writes text to c in pieces of n bytes, finishes it and
+// returns it.
+func streamInto(c *capture, text string, n int) *capture {
 	for len(text) > 0 {
 		k := min(n, len(text))
 		c.Write([]byte(text[:k]))

@@ -35,6 +35,13 @@ type claudeProject struct {
 func newClaudeProject(t testing.TB, answer fakemodel.Answerer, files map[string]string) *claudeProject {
 	t.Helper()
 	env := claudetest.Start(t, answer)
+	return &claudeProject{repo: agentRepo(t, files), env: env, clock: &fakeClock{now: start}}
+}
+
+// agentRepo makes a git repository holding files and a README, committed,
+// for an agent to work in.
+func agentRepo(t testing.TB, files map[string]string) *repo {
+	t.Helper()
 	dir := t.TempDir()
 	files["README.md"] = "# project\n"
 	for name, data := range files {
@@ -49,7 +56,7 @@ func newClaudeProject(t testing.TB, answer fakemodel.Answerer, files map[string]
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "git %v: %s", args, out)
 	}
-	return &claudeProject{repo: &repo{dir: dir}, env: env, clock: &fakeClock{now: start}}
+	return &repo{dir: dir}
 }
 
 // claudeFlags run Claude Code as a loop does: printing, with its stream of

@@ -52,6 +52,9 @@ func (r *runner) banner() {
 	}
 	watched = append(watched, fmt.Sprintf("%d protected paths", len(r.o.protect)))
 	fmt.Fprintf(r.out, "watching: %s\n", strings.Join(watched, ", "))
+	if advice := checkAdvice(r.o.argv, r.o.check); advice != "" {
+		fmt.Fprintln(r.out, "warning:", advice)
+	}
 
 	preset := r.o.thresholds.Preset()
 	if from := r.o.thresholds.Origin("preset"); from != "" && from != "flag" {
@@ -117,6 +120,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	iteration := r.cb.Stats().Iterations + 1
 	out, log := r.openOutput(iteration, iteration == r.limited)
 	defer r.closeLog(log)
+	out.claude.codex.model = codexModel(r.o.argv, os.Getenv)
 	if !r.o.quiet {
 		what := ""
 		if next != "" {
@@ -163,14 +167,14 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	r.limited = 0
 	limited := false
 	if it.Err != nil && !res.timedOut {
-		if l, ok := loopbreaker.ProviderLimitInText(out.sample(), r.clock.Now()); ok {
+		if l, ok := loopbreaker.ProviderLimitInText(out.limitText(), r.clock.Now()); ok {
 			it.Err = &loopbreaker.LimitError{Limit: l, Err: it.Err}
 			r.limited, limited = iteration, true
 			r.iterations--
 		}
 	}
 	// Errors are read from every output: a run that exited 0 may say one.
-	outputErr := loopbreaker.ExtractError(out.sample())
+	outputErr := out.outputError()
 	from := "command"
 	checked := false
 	var checkTests testCounter // the check's test counts
@@ -224,7 +228,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	// The marker a person chose counts wherever it is; the default one,
 	// EXIT_SIGNAL: true, not in a status block quoted as an example.
 	it.Done = out.doneMarkerSeen() && (r.o.markerGiven || !out.exampleSeen())
-	claimed := claimsDone(out.sample())
+	claimed := claimsDone(out.claimText())
 	if hasBlock {
 		// The block says what the agent thinks it did; a marker the
 		// person chose still counts.
@@ -374,7 +378,7 @@ func (r *runner) row(iteration int, started time.Time, d loopbreaker.Decision, i
 		}
 	}
 	if claude.hasUsage {
-		took += fmt.Sprintf(", $%.4f, %d tokens", claude.usage.CostUSD, claude.usage.Tokens())
+		took += fmt.Sprintf(", $%.4f, %d tokens", r.priced(claude.usage), claude.usage.Tokens())
 	}
 	fmt.Fprintf(r.out, "%5d  %-8s  %-9s  %-6s  %5d  %7s  %5s  %-6s  %6d  %5d  %6d  %-8s  %s  (%s)\n",
 		iteration, started.Format(time.TimeOnly), stateName(s), outcome, it.Progress.FilesChanged,
@@ -428,6 +432,8 @@ func (r *runner) readPlan() (plan, error) {
 // status timeout(1) gives) and one a signal ended are named so ("timed out
 // after 15m0s", "timed out (exit 124)", "killed by signal 9 (SIGKILL)"):
 // each is a failure, whose name is its fingerprint. Otherwise it is the
+// error the agent's events tell (Codex's failed turn, or its last
+// command, which failed: Codex exits 0 whatever its commands did), the
 // error ExtractError finds in the end of the output (see sampleBytes),
 // what the result event said, or the exit status.
 func iterationError(res result, out *capture, timeout time.Duration) error {
@@ -451,6 +457,9 @@ func iterationError(res result, out *capture, timeout time.Duration) error {
 	}
 	if res.exitCode == 0 && !claude.isError {
 		return nil
+	}
+	if claude.errText != "" {
+		return errors.New(claude.errText)
 	}
 	if msg := loopbreaker.ExtractError(out.sample()); msg != "" {
 		return errors.New(msg)

@@ -214,7 +214,8 @@ func writeFileAtomic(path string, data []byte) error {
 // of sessionPlaceholder. Without a session, an argument that holds the
 // placeholder is left out, and so is the flag before it when the
 // placeholder is the whole argument: `--resume {session}` goes as a whole,
-// so that the first iteration starts a new session.
+// so that the first iteration starts a new session; as does Codex's
+// subcommand `resume {session}` (codex exec resume {session}).
 func withSession(argv []string, id string) []string {
 	out := make([]string, 0, len(argv))
 	for _, a := range argv {
@@ -223,7 +224,7 @@ func withSession(argv []string, id string) []string {
 			out = append(out, a)
 		case id != "":
 			out = append(out, strings.ReplaceAll(a, sessionPlaceholder, id))
-		case a == sessionPlaceholder && len(out) > 1 && strings.HasPrefix(out[len(out)-1], "-"):
+		case a == sessionPlaceholder && len(out) > 1 && (strings.HasPrefix(out[len(out)-1], "-") || out[len(out)-1] == "resume"):
 			out = out[:len(out)-1] // the flag that takes it
 		}
 	}

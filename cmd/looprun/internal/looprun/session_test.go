@@ -30,6 +30,8 @@ func TestWithSession(t *testing.T) {
 		{"in a longer argument", []string{"claude", "--resume={session}", "-p"}, "s-1", []string{"claude", "--resume=s-1", "-p"}},
 		{"in a longer argument, no session", []string{"claude", "--resume={session}", "-p"}, "", []string{"claude", "-p"}},
 		{"a placeholder after a non-flag stays alone", []string{"agent", "run", "{session}"}, "", []string{"agent", "run"}},
+		{"Codex's resume", []string{"codex", "exec", "--json", "resume", "{session}", "-"}, "t-1", []string{"codex", "exec", "--json", "resume", "t-1", "-"}},
+		{"Codex's resume, no session: a new thread", []string{"codex", "exec", "--json", "resume", "{session}", "-"}, "", []string{"codex", "exec", "--json", "-"}},
 		{"the command itself is never dropped", []string{"-x", "{session}"}, "", []string{"-x"}},
 		{"no placeholder", []string{"./agent.sh", "--fast"}, "s-1", []string{"./agent.sh", "--fast"}},
 		{"twice in one argument", []string{"a", "{session}/{session}"}, "s", []string{"a", "s/s"}},
