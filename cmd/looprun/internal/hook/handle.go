@@ -190,11 +190,14 @@ func (s *session) afterTool() (Answer, error) {
 		return Answer{}, err
 	}
 	wasOpen := s.steps.State() == loopbreaker.Open
-	failed := s.ev.Name == PostToolUseFailure
-	errText := ""
+	errText, failed := s.ev.Error, s.ev.Name == PostToolUseFailure
+	if !failed && s.st.Transcript.failed(s.ev.ToolUseID) {
+		// The agent says the call failed in its transcript alone (Codex:
+		// a command's exit code): its error is what it returned.
+		errText, failed = observation(s.ev.Tool, s.ev.Response), true
+	}
 	it := loopbreaker.Iteration{Action: &loopbreaker.Action{Tool: s.ev.Tool, Args: stepArgs(s.ev.Tool, s.ev.Input)}}
 	if failed {
-		errText = s.ev.Error
 		it.Err = errors.New(errText)
 		if s.ev.Interrupted {
 			it.Err = fmt.Errorf("%w: %s", context.Canceled, errText)
@@ -315,6 +318,9 @@ func (s *session) readSpend() error {
 	for {
 		spent, err := readSpend(s.ev.TranscriptPath, &s.st.Transcript, s.h.agent.Message)
 		for _, u := range spent {
+			if u.Model == "" {
+				u.Model = s.ev.Model // Codex's transcript names it apart
+			}
 			s.steps.AddUsage(u)
 		}
 		if err != nil {
