@@ -33,6 +33,12 @@ type Agent struct {
 	// relative to it: the agent may not change them (the default of
 	// -read-only). An agent does not switch its own brakes off.
 	ReadOnly []string
+	// SilentFailures says that some of the agent's tool calls that fail
+	// come with no hook after them (Codex: a patch it could not apply, a
+	// command its own policy refused). The hook before such a call notes
+	// it, and a later hook of the session finds its result in the
+	// transcript, and records it as a failed step.
+	SilentFailures bool
 	// Message reads one line of the session's transcript: what it tells
 	// of a model's message or of tool calls, and ok; ok is false for
 	// every other line.
@@ -56,6 +62,15 @@ type Message struct {
 	// Failed are the ids of Calls that the line says failed, for an
 	// agent whose hook input does not say so (Codex).
 	Failed []string
+	// Result is the result of a tool call as the model reads it, when
+	// the line is one, for an agent with SilentFailures: it is written
+	// after the call's hook, if any came.
+	Result *CallResult
+}
+
+// CallResult is a tool call's result: its id, and its text.
+type CallResult struct {
+	ID, Text string
 }
 
 // SettingsScope says which settings file `looprun hooks install` changes.

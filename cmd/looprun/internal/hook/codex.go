@@ -19,7 +19,8 @@ import (
 //     with the tool's output alone as tool_response (a command's exit code
 //     is in the session's rollout, which the hook reads, not in its input);
 //     there is no PostToolUseFailure, and a patch apply_patch could not
-//     apply has no PostToolUse at all;
+//     apply, or a command Codex's policy refused, has no hook after it at
+//     all (the session's next hook finds its result in the rollout);
 //   - a shell command comes as the tool Bash, its input {"command": ...};
 //     a patch as apply_patch, its input {"command": the patch};
 //   - PreToolUse's deny reaches the model as "Command blocked by PreToolUse
@@ -39,15 +40,16 @@ import (
 // --dangerously-bypass-hook-trust), and a project's .codex/ only in a
 // trusted project.
 var Codex = Agent{
-	Name:     "Codex",
-	Flag:     "codex",
-	Events:   []string{PreToolUse, PostToolUse, UserPromptSubmit, SessionStart, SessionEnd, Stop},
-	Decode:   decodeCodex,
-	Encode:   encodeCodex,
-	End:      endCodexExec,
-	Settings: codexSettings,
-	ReadOnly: []string{".codex/hooks.json", ".codex/config.toml", ".codex/rules/"},
-	Message:  codexMessage,
+	Name:           "Codex",
+	Flag:           "codex",
+	Events:         []string{PreToolUse, PostToolUse, UserPromptSubmit, SessionStart, SessionEnd, Stop},
+	Decode:         decodeCodex,
+	Encode:         encodeCodex,
+	End:            endCodexExec,
+	Settings:       codexSettings,
+	SilentFailures: true,
+	ReadOnly:       []string{".codex/hooks.json", ".codex/config.toml", ".codex/rules/"},
+	Message:        codexMessage,
 }
 
 // codexInput is the part of Codex's hook input looprun reads: Claude
@@ -161,8 +163,10 @@ func codexHome(home string, env func(string) string) string {
 type codexLine struct {
 	Type    string `json:"type"`
 	Payload struct {
-		Type       string `json:"type"`
-		ResponseID string `json:"response_id"`
+		Type       string          `json:"type"`
+		ResponseID string          `json:"response_id"`
+		CallID     string          `json:"call_id"`
+		Output     json.RawMessage `json:"output"`
 		Usage      *struct {
 			Input      int `json:"input_tokens"`
 			CacheRead  int `json:"cached_input_tokens"`
@@ -178,14 +182,16 @@ type codexLine struct {
 }
 
 // codexMessage reads a line of Codex's rollout (JSON lines): a response's
-// usage, or a tool call's end, and whether it failed (its status
-// "failed", or a command's exit code other than 0). Codex writes a
-// command's end before the hook after it runs. input_tokens counts the
-// cached ones too, as the Responses API does. Lines of other kinds are
-// passed over without being decoded.
+// usage; a tool call's end, and whether it failed (its status "failed",
+// or a command's exit code other than 0), which Codex writes before the
+// hook after the call; or a call's result as the model reads it, which
+// Codex writes after that hook, and for a call that failed before it ran
+// (a patch it could not apply) with no hook at all. input_tokens counts
+// the cached ones too, as the Responses API does. Lines of other kinds
+// are passed over without being decoded.
 func codexMessage(line []byte) (Message, bool) {
-	usage := bytes.Contains(line, []byte(`"token_usage_record"`))
-	if !usage && !bytes.Contains(line, []byte(`"item_completed"`)) {
+	if !bytes.Contains(line, []byte(`"token_usage_record"`)) && !bytes.Contains(line, []byte(`"item_completed"`)) &&
+		!bytes.Contains(line, []byte(`_call_output"`)) {
 		return Message{}, false
 	}
 	var l codexLine
@@ -209,6 +215,10 @@ func codexMessage(line []byte) (Message, bool) {
 			m.Failed = m.Calls
 		}
 		return m, true
+	case l.Type == "response_item" && (p.Type == "function_call_output" || p.Type == "custom_tool_call_output") && p.CallID != "":
+		text := string(p.Output)
+		_ = json.Unmarshal(p.Output, &text) // a string, as a rule; else the output as it came
+		return Message{Result: &CallResult{ID: p.CallID, Text: text}}, true
 	}
 	return Message{}, false
 }

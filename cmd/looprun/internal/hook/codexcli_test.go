@@ -232,7 +232,8 @@ func TestCodexHooksInstallAndUninstallBesideAnotherHook(t *testing.T) {
 // The session's spend is read from Codex's rollout as it grows, priced at
 // the model's list price, and held to -max-cost: each response costs
 // $0.45 (gpt-5.5, 60,000 tokens in and 5,000 out), so the model is warned
-// at $0.90 and the run ends at $1.35, mid-session.
+// at $0.90 and the run ends at $1.35, mid-session: the hook before the
+// third call reads the third response's spend, and refuses the call.
 func TestCodexSpendCapEndsTheSessionMidway(t *testing.T) {
 	step := func(r *fakemodel.Request) fakemodel.Reply {
 		return fakemodel.Exec(fmt.Sprintf("echo step %d", len(r.ToolResults())+1)).
@@ -245,5 +246,34 @@ func TestCodexSpendCapEndsTheSessionMidway(t *testing.T) {
 	assert.Equal(t, 1, run.code, "interrupted")
 	require.Len(t, p.env.Model.Turns(), 3, "the third response reached the cap")
 	assert.Contains(t, p.turn(2), "loopbreaker warning: Spend 90% of the cap: $0.90 of $1.00", "the warning, at the second")
-	assert.Contains(t, p.hooksLog(), "PostToolUse: ended: Spend cap reached: $1.35 over the loop's life (cap: $1.00)")
+	assert.Contains(t, p.hooksLog(), "PreToolUse: ended: Spend cap reached: $1.35 over the loop's life (cap: $1.00)")
+}
+
+// A model that keeps sending a patch that does not apply: Codex sends no
+// hook after such a call, and tells its failure in its rollout alone. The
+// hook before each next call reads it there: the third failure trips the
+// breaker, and the call that comes next is refused with the reason, the
+// patch's error quoted; then one more refused, and the run ended.
+func TestCodexModelLoopingOnAPatchThatDoesNotApplyIsStopped(t *testing.T) {
+	patch := "*** Begin Patch\n*** Update File: login.go\n@@\n-func login() error { return nil }\n+func login() error { return check() }\n*** End Patch\n"
+	p := newCodexProject(t, fakemodel.Always(fakemodel.ApplyPatch(patch)), map[string]string{"login.go": "package login\n"})
+	p.looprun("hooks", "install", "-agent", "codex")
+
+	run := p.trusted()
+	assert.Equal(t, 1, run.code, "interrupted")
+	turns := p.env.Model.Turns()
+	require.Len(t, turns, 6, "3 patches that failed, the trip, 1 refused, 1 that ended the run")
+	results := turns[5].ToolResults()
+	for i := range 3 {
+		assert.Contains(t, results[i].Text, "apply_patch verification failed: Failed to find expected lines", "patch %d", i+1)
+	}
+	assert.Contains(t, results[3].Text, "Command blocked by PreToolUse hook: loopbreaker stopped your tool calls: Same action failed 3 times in a row (threshold: 3")
+	assert.Contains(t, results[3].Text, "Failed to find expected lines", "the error, quoted")
+	assert.Contains(t, results[4].Text, "If you call a tool again now, your run ends.")
+	log := p.hooksLog()
+	assert.Equal(t, 3, strings.Count(log, "apply_patch failed with no hook after it: apply_patch verification failed"), log)
+	assert.Contains(t, log, "ended after 1 refused calls: Same action failed 3 times in a row")
+	data, err := os.ReadFile(filepath.Join(p.dir, "login.go"))
+	require.NoError(t, err)
+	assert.Equal(t, "package login\n", string(data))
 }
