@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -236,13 +237,15 @@ func isWordByte(c byte) bool { return isLetter(c) || isDigit(c) || c == '_' }
 //	... (Europe/Vilnius)  (UTC)  (Etc/GMT+5)
 //
 // The clock needs minutes or am/pm: a bare "5" is no time.
-var whenRE = regexp.MustCompile(`(?i)^` +
-	`(?:(?P<wday>mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?` +
-	`(?:(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{4}))?(?:\s*,\s*|\s+at\s+|\s+)` +
-	`|(?P<iso>\d{4}-\d{2}-\d{2})(?:\s+at\s+|\s+|T)` +
-	`|(?P<pday>\d{1,2})\s+de\s+(?P<pmonth>[a-z]{3})[a-z]*\.?\s+de\s+(?P<pyear>\d{4}),?\s+)?` +
-	`(?P<hour>\d{1,2})(?::(?P<min>\d{2}))?(?::\d{2})?(?:\s*(?P<ampm>[ap]\.?\s?m\b\.?))?` +
-	`(?:\s*\((?P<zone>[A-Za-z][A-Za-z0-9_+\-/]{0,63})\)|\s*\b(?P<zword>UTC|GMT)(?P<zoff>[+-]\d{1,2}(?::?\d{2})?)?\b)?`)
+var whenRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^` +
+		`(?:(?P<wday>mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?` +
+		`(?:(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{4}))?(?:\s*,\s*|\s+at\s+|\s+)` +
+		`|(?P<iso>\d{4}-\d{2}-\d{2})(?:\s+at\s+|\s+|T)` +
+		`|(?P<pday>\d{1,2})\s+de\s+(?P<pmonth>[a-z]{3})[a-z]*\.?\s+de\s+(?P<pyear>\d{4}),?\s+)?` +
+		`(?P<hour>\d{1,2})(?::(?P<min>\d{2}))?(?::\d{2})?(?:\s*(?P<ampm>[ap]\.?\s?m\b\.?))?` +
+		`(?:\s*\((?P<zone>[A-Za-z][A-Za-z0-9_+\-/]{0,63})\)|\s*\b(?P<zword>UTC|GMT)(?P<zoff>[+-]\d{1,2}(?::?\d{2})?)?\b)?`)
+})
 
 var weekdays = map[string]time.Weekday{
 	"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday,
@@ -270,11 +273,11 @@ var mesesPT = map[string]time.Month{
 // without a year is the next such date. A date with a year is taken as it
 // is, and is not usable once past.
 func parseWhen(s string, now time.Time) when {
-	m := whenRE.FindStringSubmatch(s)
+	m := whenRE().FindStringSubmatch(s)
 	if m == nil {
 		return when{}
 	}
-	g := func(name string) string { return m[whenRE.SubexpIndex(name)] }
+	g := func(name string) string { return m[whenRE().SubexpIndex(name)] }
 
 	hour, _ := strconv.Atoi(g("hour"))
 	minute := 0

@@ -3,6 +3,7 @@ package limits
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -96,129 +97,133 @@ func re(expr string) *regexp.Regexp { return regexp.MustCompile(`(?i)` + expr) }
 // insufficient_quota and billing codes, and Codex's word for them, "Quota
 // exceeded. Check your plan and billing details."; Continue's "You have no credits
 // remaining"; a client's "HTTP 402 Payment Required".
-var rules = append([]rule{
-	// Usage windows.
-	{re: re(`\byou` + apostrophe + `ve\s+hit\s+your\s+(?:(?:session|weekly|daily|hourly|opus|sonnet|usage|5-hour|five-hour)\s+)?limit(?:\s+for\s+claude\s+messages)?`),
-		kind: Wait, lead: true, open: true, needs: []string{"hit", "limit"}},
-	{re: re(`\b(?:(?:5|five)[- ]hour|session|weekly|daily|usage|opus(?:\s+weekly)?|sonnet(?:\s+weekly)?)\s+limit\s+reached`),
-		kind: Wait, lead: true, open: true, needs: []string{"limit", "reached"}},
-	{re: re(`\bclaude(?:\s+ai)?\s+usage\s+limit\s+reached`),
-		kind: Wait, lead: true, open: true, needs: []string{"claude", "reached"}},
-	{re: re(`\byou\s+have\s+exhausted\s+your\s+(?:capacity|daily\s+quota)`),
-		kind: Wait, needs: []string{"exhausted"}},
-	{re: re(`\byou\s+have\s+reached\s+your\s+daily\s+(?:[\w.-]+\s+)?quota\s+limit`),
-		kind: Wait, lead: true, needs: []string{"daily", "quota"}},
-	{re: re(`\busage\s+limit\s+reached\s+for\s+[\w.-]+`),
-		kind: Wait, lead: true, needs: []string{"limit", "reached"}},
-	{re: re(`\blimit\s+reached\s*[·•∙]\s*resets\b`),
-		kind: Wait, lead: true, needs: []string{"limit", "reached", "resets"}},
+// rules is compiled on first use, so that a process that never reads a
+// limit (a hook, a short command) does not pay for it at start.
+var rules = sync.OnceValue(func() []rule {
+	return append([]rule{
+		// Usage windows.
+		{re: re(`\byou` + apostrophe + `ve\s+hit\s+your\s+(?:(?:session|weekly|daily|hourly|opus|sonnet|usage|5-hour|five-hour)\s+)?limit(?:\s+for\s+claude\s+messages)?`),
+			kind: Wait, lead: true, open: true, needs: []string{"hit", "limit"}},
+		{re: re(`\b(?:(?:5|five)[- ]hour|session|weekly|daily|usage|opus(?:\s+weekly)?|sonnet(?:\s+weekly)?)\s+limit\s+reached`),
+			kind: Wait, lead: true, open: true, needs: []string{"limit", "reached"}},
+		{re: re(`\bclaude(?:\s+ai)?\s+usage\s+limit\s+reached`),
+			kind: Wait, lead: true, open: true, needs: []string{"claude", "reached"}},
+		{re: re(`\byou\s+have\s+exhausted\s+your\s+(?:capacity|daily\s+quota)`),
+			kind: Wait, needs: []string{"exhausted"}},
+		{re: re(`\byou\s+have\s+reached\s+your\s+daily\s+(?:[\w.-]+\s+)?quota\s+limit`),
+			kind: Wait, lead: true, needs: []string{"daily", "quota"}},
+		{re: re(`\busage\s+limit\s+reached\s+for\s+[\w.-]+`),
+			kind: Wait, lead: true, needs: []string{"limit", "reached"}},
+		{re: re(`\blimit\s+reached\s*[·•∙]\s*resets\b`),
+			kind: Wait, lead: true, needs: []string{"limit", "reached", "resets"}},
 
-	// Rate and capacity throttles, as their tools write them.
-	{re: re(`\brequest\s+rejected\s+\(429\)`),
-		kind: Wait, throttle: true, lead: true, needs: []string{"(429)"}},
-	{re: re(`\brepeated\s+529\s+overloaded\s+errors`),
-		kind: Wait, throttle: true, lead: true, needs: []string{"529", "overloaded"}},
-	{re: re(`\bserver\s+is\s+temporarily\s+limiting\s+requests`),
-		kind: Wait, throttle: true, lead: true, needs: []string{"limiting"}},
-	{re: re(`\b529\s+overloaded\b`),
-		kind: Wait, throttle: true, lead: true, needs: []string{"529", "overloaded"}},
-	{re: re(`\bAPI\s+Error:\s+Rate\s+limit\s+reached`),
-		kind: Wait, throttle: true, lead: true, needs: []string{"api", "reached"}},
-	{re: re(`\brate\s+limit\s+reached\s+for\s+\S+\s+in\s+organization`),
-		kind: Wait, throttle: true, needs: []string{"organization", "reached"}},
-	{re: re(`\bthis\s+request\s+would\s+exceed\s+(?:the\s+rate\s+limit|your\s+(?:organization|account)` + apostrophe + `s\s+rate\s+limit)`),
-		kind: Wait, throttle: true, needs: []string{"would", "exceed"}},
-	{re: re(`\bexceeded\s+(?:the\s+)?(?:token|call)\s+rate\s+limit`),
-		kind: Wait, throttle: true, needs: []string{"exceeded", "rate"}},
-	{re: re(`\byou` + apostrophe + `ve\s+hit\s+a\s+rate\s+limit\s+that\s+restricts`),
-		kind: Wait, throttle: true, needs: []string{"restricts"}},
-	{re: re(`\byou` + apostrophe + `ve\s+hit\s+(?:your|the)\s+(?:global\s+|api\s+)?rate\s+limit`),
-		kind: Wait, throttle: true, lead: true, needs: []string{"hit", "rate"}},
-	{re: re(`\bsorry,\s+(?:you\s+have\s+been|you` + apostrophe + `ve\s+been|your\s+request\s+was)\s+(?:rate|speed)[\s-]+limited`),
-		kind: Wait, throttle: true, needs: []string{"sorry", "limited"}},
-	{re: re(`\byou\s+have\s+exceeded\s+your\s+[\w .-]{1,40}?\s+token\s+usage`),
-		kind: Wait, throttle: true, needs: []string{"token", "usage"}},
-	{re: re(`\bcurrently\s+experiencing\s+high\s+demand`),
-		kind: Wait, throttle: true, needs: []string{"demand"}},
-	{re: re(`\b(?:rate\s+limiting|slow\s+response\s+times)\s+detected`),
-		kind: Wait, throttle: true, needs: []string{"detected"}},
-	{re: re(`\bautomatically\s+switching\s+from\s+\S+\s+to\s+\S+`),
-		kind: Wait, throttle: true, needs: []string{"switching"}},
-	{re: re(`\btoo\s+many\s+(?:requests|tokens),\s+please\s+wait`),
-		kind: Wait, throttle: true, needs: []string{"many", "wait"}},
-	{re: regexp.MustCompile(`\bStatus:\s+(RESOURCE_EXHAUSTED)\b`),
-		kind: Wait, throttle: true, why: "Gemini ", needs: []string{"resource_exhausted"}},
-	{re: regexp.MustCompile(`\bcode\s+=\s+(ResourceExhausted)\s+desc\s+=`),
-		kind: Wait, throttle: true, why: "gRPC ", needs: []string{"resourceexhausted"}},
+		// Rate and capacity throttles, as their tools write them.
+		{re: re(`\brequest\s+rejected\s+\(429\)`),
+			kind: Wait, throttle: true, lead: true, needs: []string{"(429)"}},
+		{re: re(`\brepeated\s+529\s+overloaded\s+errors`),
+			kind: Wait, throttle: true, lead: true, needs: []string{"529", "overloaded"}},
+		{re: re(`\bserver\s+is\s+temporarily\s+limiting\s+requests`),
+			kind: Wait, throttle: true, lead: true, needs: []string{"limiting"}},
+		{re: re(`\b529\s+overloaded\b`),
+			kind: Wait, throttle: true, lead: true, needs: []string{"529", "overloaded"}},
+		{re: re(`\bAPI\s+Error:\s+Rate\s+limit\s+reached`),
+			kind: Wait, throttle: true, lead: true, needs: []string{"api", "reached"}},
+		{re: re(`\brate\s+limit\s+reached\s+for\s+\S+\s+in\s+organization`),
+			kind: Wait, throttle: true, needs: []string{"organization", "reached"}},
+		{re: re(`\bthis\s+request\s+would\s+exceed\s+(?:the\s+rate\s+limit|your\s+(?:organization|account)` + apostrophe + `s\s+rate\s+limit)`),
+			kind: Wait, throttle: true, needs: []string{"would", "exceed"}},
+		{re: re(`\bexceeded\s+(?:the\s+)?(?:token|call)\s+rate\s+limit`),
+			kind: Wait, throttle: true, needs: []string{"exceeded", "rate"}},
+		{re: re(`\byou` + apostrophe + `ve\s+hit\s+a\s+rate\s+limit\s+that\s+restricts`),
+			kind: Wait, throttle: true, needs: []string{"restricts"}},
+		{re: re(`\byou` + apostrophe + `ve\s+hit\s+(?:your|the)\s+(?:global\s+|api\s+)?rate\s+limit`),
+			kind: Wait, throttle: true, lead: true, needs: []string{"hit", "rate"}},
+		{re: re(`\bsorry,\s+(?:you\s+have\s+been|you` + apostrophe + `ve\s+been|your\s+request\s+was)\s+(?:rate|speed)[\s-]+limited`),
+			kind: Wait, throttle: true, needs: []string{"sorry", "limited"}},
+		{re: re(`\byou\s+have\s+exceeded\s+your\s+[\w .-]{1,40}?\s+token\s+usage`),
+			kind: Wait, throttle: true, needs: []string{"token", "usage"}},
+		{re: re(`\bcurrently\s+experiencing\s+high\s+demand`),
+			kind: Wait, throttle: true, needs: []string{"demand"}},
+		{re: re(`\b(?:rate\s+limiting|slow\s+response\s+times)\s+detected`),
+			kind: Wait, throttle: true, needs: []string{"detected"}},
+		{re: re(`\bautomatically\s+switching\s+from\s+\S+\s+to\s+\S+`),
+			kind: Wait, throttle: true, needs: []string{"switching"}},
+		{re: re(`\btoo\s+many\s+(?:requests|tokens),\s+please\s+wait`),
+			kind: Wait, throttle: true, needs: []string{"many", "wait"}},
+		{re: regexp.MustCompile(`\bStatus:\s+(RESOURCE_EXHAUSTED)\b`),
+			kind: Wait, throttle: true, why: "Gemini ", needs: []string{"resource_exhausted"}},
+		{re: regexp.MustCompile(`\bcode\s+=\s+(ResourceExhausted)\s+desc\s+=`),
+			kind: Wait, throttle: true, why: "gRPC ", needs: []string{"resourceexhausted"}},
 
-	// Generic signs of a throttle.
-	{re: re(`\brate[\s_-]?limit\s+exceeded`),
-		kind: Wait, throttle: true, lead: true, weak: true, needs: []string{"limit", "exceeded"}},
-	{re: re(`\b429\s+too\s+many\s+requests`),
-		kind: Wait, throttle: true, weak: true, needs: []string{"429", "many"}},
-	{re: re(`\b(?:http(?:\s+status\s+code:)?|error\s+code:|(?:http)?status(?:code)?\\?["']?\s*:?)\s*429\b`),
-		kind: Wait, throttle: true, weak: true, needs: []string{"429"}},
-	{re: re(`\bthrottlingexception\b`),
-		kind: Wait, throttle: true, weak: true, needs: []string{"throttlingexception"}},
-	{re: re(`\bresource\s+(?:has\s+been\s+)?exhausted\b`),
-		kind: Wait, throttle: true, weak: true, needs: []string{"resource", "exhausted"}},
-	{re: re(`\bquota\s+exceeded\s+for\b`),
-		kind: Wait, throttle: true, weak: true, needs: []string{"quota", "exceeded"}},
-	{re: re(`\byou\s+exceeded\s+your\s+current\s+quota`),
-		kind: Wait, throttle: true, lead: true, weak: true, needs: []string{"current", "quota"}},
-	{re: regexp.MustCompile(`\bRateLimitError\b`),
-		kind: Wait, throttle: true, weak: true, needs: []string{"ratelimiterror"}},
-	// Spend and credit caps: a Stop unless they name when they lift.
-	{re: re(`\byou` + apostrophe + `ve\s+hit\s+your\s+(?:org` + apostrophe + `s\s+monthly|monthly|individual)\s+(?:spend|usage)\s+limit`),
-		kind: Stop, capped: true, lead: true, open: true, needs: []string{"hit", "limit"}},
-	{re: re(`\byou` + apostrophe + `re\s+out\s+of\s+(?:usage\s+credits|extra\s+usage)`),
-		kind: Stop, capped: true, lead: true, open: true, needs: []string{"out", "usage"}},
-	{re: re(`\byou\s+have\s+reached\s+your\s+specified\s+api\s+usage\s+limits`),
-		kind: Stop, capped: true, needs: []string{"specified"}},
+		// Generic signs of a throttle.
+		{re: re(`\brate[\s_-]?limit\s+exceeded`),
+			kind: Wait, throttle: true, lead: true, weak: true, needs: []string{"limit", "exceeded"}},
+		{re: re(`\b429\s+too\s+many\s+requests`),
+			kind: Wait, throttle: true, weak: true, needs: []string{"429", "many"}},
+		{re: re(`\b(?:http(?:\s+status\s+code:)?|error\s+code:|(?:http)?status(?:code)?\\?["']?\s*:?)\s*429\b`),
+			kind: Wait, throttle: true, weak: true, needs: []string{"429"}},
+		{re: re(`\bthrottlingexception\b`),
+			kind: Wait, throttle: true, weak: true, needs: []string{"throttlingexception"}},
+		{re: re(`\bresource\s+(?:has\s+been\s+)?exhausted\b`),
+			kind: Wait, throttle: true, weak: true, needs: []string{"resource", "exhausted"}},
+		{re: re(`\bquota\s+exceeded\s+for\b`),
+			kind: Wait, throttle: true, weak: true, needs: []string{"quota", "exceeded"}},
+		{re: re(`\byou\s+exceeded\s+your\s+current\s+quota`),
+			kind: Wait, throttle: true, lead: true, weak: true, needs: []string{"current", "quota"}},
+		{re: regexp.MustCompile(`\bRateLimitError\b`),
+			kind: Wait, throttle: true, weak: true, needs: []string{"ratelimiterror"}},
+		// Spend and credit caps: a Stop unless they name when they lift.
+		{re: re(`\byou` + apostrophe + `ve\s+hit\s+your\s+(?:org` + apostrophe + `s\s+monthly|monthly|individual)\s+(?:spend|usage)\s+limit`),
+			kind: Stop, capped: true, lead: true, open: true, needs: []string{"hit", "limit"}},
+		{re: re(`\byou` + apostrophe + `re\s+out\s+of\s+(?:usage\s+credits|extra\s+usage)`),
+			kind: Stop, capped: true, lead: true, open: true, needs: []string{"out", "usage"}},
+		{re: re(`\byou\s+have\s+reached\s+your\s+specified\s+api\s+usage\s+limits`),
+			kind: Stop, capped: true, needs: []string{"specified"}},
 
-	// Stops.
-	{re: re(`\byour\s+usage\s+allocation\s+has\s+been\s+disabled`),
-		kind: Stop, lead: true, needs: []string{"allocation"}},
-	{re: re(`\byour\s+group` + apostrophe + `s\s+usage\s+limit\s+is\s+set\s+to\s+\$0`),
-		kind: Stop, lead: true, needs: []string{"$0"}},
-	{re: re(`\byour\s+org\s+is\s+out\s+of\s+usage`),
-		kind: Stop, lead: true, needs: []string{"out", "usage"}},
-	{re: re(`\byour\s+seat\s+type\s+doesn` + apostrophe + `t\s+include\s+(?:extra\s+)?usage`),
-		kind: Stop, lead: true, needs: []string{"seat"}},
-	{re: re(`\bthis\s+service\s+is\s+disabled\s+for\s+your\s+org`),
-		kind: Stop, lead: true, needs: []string{"service", "disabled"}},
-	{re: re(`\bcredit\s+balance\s+(?:is\s+)?too\s+low`),
-		kind: Stop, lead: true, needs: []string{"credit", "balance"}},
-	{re: re(`\byour\s+credit\s+balance\s+is\s+too\s+low\s+to\s+access\s+the\s+(?:anthropic|claude)\s+api`),
-		kind: Stop, needs: []string{"credit", "balance"}},
-	{re: re(`\bthis\s+organization\s+has\s+been\s+disabled`),
-		kind: Stop, lead: true, needs: []string{"organization", "disabled"}},
-	{re: re(`\byour\s+organization\s+has\s+disabled\s+claude\s+subscription\s+access`),
-		kind: Stop, lead: true, needs: []string{"subscription"}},
-	{re: re(`\bextra\s+usage\s+is\s+required\s+for`),
-		kind: Stop, lead: true, needs: []string{"required", "usage"}},
-	{re: re(`\byou\s+have\s+no\s+quota\b`),
-		kind: Stop, lead: true, needs: []string{"quota"}},
-	{re: re(`\bquota\s+exceeded\.\s+upgrade\s+to\s+increase\s+your\s+limit`),
-		kind: Stop, lead: true, needs: []string{"upgrade", "quota"}},
-	{re: re(`\bquota\s+exceeded\.\s+check\s+your\s+plan\s+and\s+billing\s+details`),
-		kind: Stop, lead: true, needs: []string{"billing", "quota"}},
-	{re: re(`\bthis\s+request\s+requires\s+more\s+credits`),
-		kind: Stop, lead: true, needs: []string{"requires", "credits"}},
-	{re: re(`\bcreate\s+a\s+key\s+with\s+a\s+higher\s+monthly\s+limit`),
-		kind: Stop, needs: []string{"higher", "monthly"}},
-	{re: re(`\btoo\s+many\s+free\s+trial\s+accounts\s+used\s+on\s+this\s+machine`),
-		kind: Stop, lead: true, needs: []string{"trial"}},
-	{re: re(`\bget\s+cursor\s+pro\b`),
-		kind: Stop, needs: []string{"cursor"}},
-	{re: re(`\byou\s+have\s+no\s+credits\s+remaining\b`),
-		kind: Stop, lead: true, needs: []string{"credits", "remaining"}},
-	// A 402 as a client prints it ("HTTP 402 Payment Required from
-	// https://api.deepseek.com/..."); a package registry's 402 is a
-	// look-alike.
-	{re: re(`\b(?:HTTP\s+)?402\s+Payment\s+Required\b`),
-		kind: Stop, lead: true, weak: true, needs: []string{"402", "payment"}},
-}, codeFields()...)
+		// Stops.
+		{re: re(`\byour\s+usage\s+allocation\s+has\s+been\s+disabled`),
+			kind: Stop, lead: true, needs: []string{"allocation"}},
+		{re: re(`\byour\s+group` + apostrophe + `s\s+usage\s+limit\s+is\s+set\s+to\s+\$0`),
+			kind: Stop, lead: true, needs: []string{"$0"}},
+		{re: re(`\byour\s+org\s+is\s+out\s+of\s+usage`),
+			kind: Stop, lead: true, needs: []string{"out", "usage"}},
+		{re: re(`\byour\s+seat\s+type\s+doesn` + apostrophe + `t\s+include\s+(?:extra\s+)?usage`),
+			kind: Stop, lead: true, needs: []string{"seat"}},
+		{re: re(`\bthis\s+service\s+is\s+disabled\s+for\s+your\s+org`),
+			kind: Stop, lead: true, needs: []string{"service", "disabled"}},
+		{re: re(`\bcredit\s+balance\s+(?:is\s+)?too\s+low`),
+			kind: Stop, lead: true, needs: []string{"credit", "balance"}},
+		{re: re(`\byour\s+credit\s+balance\s+is\s+too\s+low\s+to\s+access\s+the\s+(?:anthropic|claude)\s+api`),
+			kind: Stop, needs: []string{"credit", "balance"}},
+		{re: re(`\bthis\s+organization\s+has\s+been\s+disabled`),
+			kind: Stop, lead: true, needs: []string{"organization", "disabled"}},
+		{re: re(`\byour\s+organization\s+has\s+disabled\s+claude\s+subscription\s+access`),
+			kind: Stop, lead: true, needs: []string{"subscription"}},
+		{re: re(`\bextra\s+usage\s+is\s+required\s+for`),
+			kind: Stop, lead: true, needs: []string{"required", "usage"}},
+		{re: re(`\byou\s+have\s+no\s+quota\b`),
+			kind: Stop, lead: true, needs: []string{"quota"}},
+		{re: re(`\bquota\s+exceeded\.\s+upgrade\s+to\s+increase\s+your\s+limit`),
+			kind: Stop, lead: true, needs: []string{"upgrade", "quota"}},
+		{re: re(`\bquota\s+exceeded\.\s+check\s+your\s+plan\s+and\s+billing\s+details`),
+			kind: Stop, lead: true, needs: []string{"billing", "quota"}},
+		{re: re(`\bthis\s+request\s+requires\s+more\s+credits`),
+			kind: Stop, lead: true, needs: []string{"requires", "credits"}},
+		{re: re(`\bcreate\s+a\s+key\s+with\s+a\s+higher\s+monthly\s+limit`),
+			kind: Stop, needs: []string{"higher", "monthly"}},
+		{re: re(`\btoo\s+many\s+free\s+trial\s+accounts\s+used\s+on\s+this\s+machine`),
+			kind: Stop, lead: true, needs: []string{"trial"}},
+		{re: re(`\bget\s+cursor\s+pro\b`),
+			kind: Stop, needs: []string{"cursor"}},
+		{re: re(`\byou\s+have\s+no\s+credits\s+remaining\b`),
+			kind: Stop, lead: true, needs: []string{"credits", "remaining"}},
+		// A 402 as a client prints it ("HTTP 402 Payment Required from
+		// https://api.deepseek.com/..."); a package registry's 402 is a
+		// look-alike.
+		{re: re(`\b(?:HTTP\s+)?402\s+Payment\s+Required\b`),
+			kind: Stop, lead: true, weak: true, needs: []string{"402", "payment"}},
+	}, codeFields()...)
+})
 
 // codeFields are the rules for an error code in a field of a JSON object
 // or a Python dict ({"type":"rate_limit_error"}), one rule a code.
@@ -296,13 +301,16 @@ var dailyQuota = compileAll(`per[-_ ]?day`, `\bdaily\b`)
 // waiting lifts it.
 var zeroQuota = compileAll(`\blimit:\s*0\b`, `quota_limit_value"?\s+value:\s*"0"`)
 
-// compileAll compiles each expression (see lookalikes).
-func compileAll(exprs ...string) []*regexp.Regexp {
-	res := make([]*regexp.Regexp, len(exprs))
-	for i, e := range exprs {
-		res[i] = regexp.MustCompile(e)
-	}
-	return res
+// compileAll returns a function that compiles each expression on its
+// first call (see lookalikes, and rules for why not at start).
+func compileAll(exprs ...string) func() []*regexp.Regexp {
+	return sync.OnceValue(func() []*regexp.Regexp {
+		res := make([]*regexp.Regexp, len(exprs))
+		for i, e := range exprs {
+			res[i] = regexp.MustCompile(e)
+		}
+		return res
+	})
 }
 
 // anyMatches reports whether one of res matches s.

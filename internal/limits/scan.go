@@ -275,8 +275,9 @@ func regionSigns(r region) []sign {
 	text := r.text
 	lower := strings.ToLower(text)
 	var signs []sign
-	for k := range rules {
-		rl := &rules[k]
+	rs := rules()
+	for k := range rs {
+		rl := &rs[k]
 		if !holds(lower, rl.needs) {
 			continue
 		}
@@ -294,7 +295,7 @@ func regionSigns(r region) []sign {
 	if len(signs) == 0 {
 		return nil
 	}
-	if anyMatches(lookalikes, lower) {
+	if anyMatches(lookalikes(), lower) {
 		strong := signs[:0]
 		for _, g := range signs {
 			if !g.rule.weak {
@@ -304,7 +305,7 @@ func regionSigns(r region) []sign {
 		signs = strong
 	}
 	sort.SliceStable(signs, func(a, b int) bool { return signs[a].m[0] < signs[b].m[0] })
-	daily, zero := anyMatches(dailyQuota, lower), anyMatches(zeroQuota, lower)
+	daily, zero := anyMatches(dailyQuota(), lower), anyMatches(zeroQuota(), lower)
 	for i := range signs {
 		signs[i].next = len(text)
 		if i+1 < len(signs) {

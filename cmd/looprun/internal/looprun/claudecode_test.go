@@ -14,6 +14,7 @@ import (
 	"github.com/loopbreaker/loopbreaker"
 	"github.com/loopbreaker/loopbreaker/internal/claudetest"
 	"github.com/loopbreaker/loopbreaker/internal/fakemodel"
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,7 +28,7 @@ import (
 type claudeProject struct {
 	*repo
 	env   *claudetest.Env
-	clock *fakeClock
+	clock *loopbreakertest.Clock
 }
 
 // newClaudeProject makes a git repository holding files, committed, and
@@ -35,7 +36,7 @@ type claudeProject struct {
 func newClaudeProject(t testing.TB, answer fakemodel.Answerer, files map[string]string) *claudeProject {
 	t.Helper()
 	env := claudetest.Start(t, answer)
-	return &claudeProject{repo: agentRepo(t, files), env: env, clock: &fakeClock{now: start}}
+	return &claudeProject{repo: agentRepo(t, files), env: env, clock: loopbreakertest.NewClock(start)}
 }
 
 // agentRepo makes a git repository holding files and a README, committed,
@@ -132,7 +133,7 @@ func TestClaudeCodeRateLimitIsWaitedOut(t *testing.T) {
 	assert.Len(t, p.env.Model.Turns(), 2, "the refused request, and the iteration run again")
 	assert.Len(t, p.sessions(), 2)
 	var waited time.Duration
-	for _, d := range p.clock.slept {
+	for _, d := range p.clock.Slept() {
 		waited += d
 	}
 	assert.Equal(t, loopbreaker.DefaultConfig().Limits.ThrottleWait, waited, "a throttle without a reset time: 5 minutes, on looprun's clock")

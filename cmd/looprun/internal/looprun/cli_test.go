@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -17,7 +18,7 @@ import (
 func runArgs(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	clk := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	clk := loopbreakertest.NewClock(time.Unix(1_800_000_000, 0))
 	code = runWith(context.Background(), fleetlessOptions(), clk, append([]string{"-dir", t.TempDir()}, args...), strings.NewReader(""), &out, &errOut)
 	return out.String(), errOut.String(), code
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/loopbreaker/loopbreaker/internal/codextest"
 	"github.com/loopbreaker/loopbreaker/internal/fakemodel"
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +25,7 @@ import (
 type codexProject struct {
 	*repo
 	env   *codextest.Env
-	clock *fakeClock
+	clock *loopbreakertest.Clock
 }
 
 // newCodexProject makes a git repository holding files, committed, and
@@ -33,7 +34,7 @@ type codexProject struct {
 func newCodexProject(t testing.TB, answer fakemodel.Answerer, files map[string]string, config ...string) *codexProject {
 	t.Helper()
 	env := codextest.Start(t, answer, config...)
-	return &codexProject{repo: agentRepo(t, files), env: env, clock: &fakeClock{now: start}}
+	return &codexProject{repo: agentRepo(t, files), env: env, clock: loopbreakertest.NewClock(start)}
 }
 
 // looprun runs looprun in this process on the project, with flags, on
@@ -146,7 +147,7 @@ func TestCodexUsageLimitIsWaitedOutAndNoQuotaStops(t *testing.T) {
 	assert.Contains(t, out, "failures: 0")
 	assert.Len(t, p.env.Model.Turns(), 3, "the refused request, the iteration run again, and the one refused for good")
 	var waited time.Duration
-	for _, d := range p.clock.slept {
+	for _, d := range p.clock.Slept() {
 		waited += d
 	}
 	assert.Equal(t, 2*time.Hour, waited.Round(time.Minute), "until the reset Codex named")

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -192,7 +193,7 @@ if [ $n -ge 3 ]; then echo "EXIT_SIGNAL: true"; fi
 // failure.
 func TestLimitWithAResetIsWaitedOutAndTheIterationRunsAgain(t *testing.T) {
 	r := newRepo(t, limitScript)
-	clk := &fakeClock{now: start}
+	clk := loopbreakertest.NewClock(start)
 	out, code := r.runOnClock(t, clk, "-interactive", "no")
 	assert.Equal(t, exitDone, code, out)
 	assert.Equal(t, 4, r.runs(t))
@@ -205,7 +206,7 @@ func TestLimitWithAResetIsWaitedOutAndTheIterationRunsAgain(t *testing.T) {
 	assert.Contains(t, out, "waiting for the provider limit: 2h0m0s left\n")
 	assert.Contains(t, out, "waiting for the provider limit: 15m0s left\n", "a countdown line every 15 minutes")
 	assert.Contains(t, out, "the limit has lifted: running the iteration again")
-	assert.Equal(t, 2*time.Hour, sum(clk.slept))
+	assert.Equal(t, 2*time.Hour, sum(clk.Slept()))
 	assert.Contains(t, out, "iterations: 3 in this run, 3 in all (0 neutral); failures: 0;")
 	assert.Contains(t, out, "runs refused by the provider: 1 (counted as no iteration)")
 
@@ -234,19 +235,19 @@ func TestLimitLongerThanLimitWaitStopsWithExitProvider(t *testing.T) {
 		{"0", "and -limit-wait 0 never waits"},
 	} {
 		r := newRepo(t, limitScript)
-		out, code := r.runOnClock(t, &fakeClock{now: start}, "-interactive", "no", "-limit-wait", tc.limitWait)
+		out, code := r.runOnClock(t, loopbreakertest.NewClock(start), "-interactive", "no", "-limit-wait", tc.limitWait)
 		assert.Equal(t, exitProvider, code, out)
 		assert.Contains(t, out, "stopped: Provider limit: Claude AI usage limit reached")
 		assert.Contains(t, out, "it lifts in 2h0m0s, "+tc.says+" (exit 8)")
 		assert.Contains(t, out, "the provider limit lifts at 2027-01-15 ")
 		assert.Equal(t, 2, r.runs(t))
 
-		out, code = r.runOnClock(t, &fakeClock{now: start.Add(30 * time.Minute)}, "-interactive", "no", "-limit-wait", tc.limitWait)
+		out, code = r.runOnClock(t, loopbreakertest.NewClock(start.Add(30*time.Minute)), "-interactive", "no", "-limit-wait", tc.limitWait)
 		assert.Equal(t, exitProvider, code, out)
 		assert.Contains(t, out, ", in 1h30m0s\n", "the limit was saved")
 		assert.Equal(t, 2, r.runs(t), "the script did not run again")
 
-		out, code = r.runOnClock(t, &fakeClock{now: start.Add(2 * time.Hour)}, "-interactive", "no", "-limit-wait", tc.limitWait)
+		out, code = r.runOnClock(t, loopbreakertest.NewClock(start.Add(2*time.Hour)), "-interactive", "no", "-limit-wait", tc.limitWait)
 		assert.Equal(t, exitDone, code, out)
 		assert.Equal(t, 4, r.runs(t), "after the reset the same iteration runs again")
 	}
@@ -377,7 +378,7 @@ printf '{"type":"result","is_error":false,"session_id":"s-%s"}\n' $n
 	assert.Equal(t, "s-1", history[0].ID)
 	assert.Equal(t, endInterrupted, history[0].End)
 
-	out, code = r.runOnClock(t, &fakeClock{now: start.Add(time.Hour)}, "-interactive", "no", "-limit-wait", "0")
+	out, code = r.runOnClock(t, loopbreakertest.NewClock(start.Add(time.Hour)), "-interactive", "no", "-limit-wait", "0")
 	assert.Equal(t, exitProvider, code, out)
 	assert.Contains(t, out, ", in 1h0m0s\n", "the limit was saved")
 }
@@ -396,15 +397,15 @@ func TestClaudeStreamJSONLimits(t *testing.T) {
 	r := newRepo(t, fmt.Sprintf(`if [ $n -eq 1 ]; then cat %q; exit 1; fi
 echo "step $n" > "work_$n.txt"; echo "EXIT_SIGNAL: true"
 `, filepath.Join(dir, "claude-stream-limit.jsonl")))
-	clk := &fakeClock{now: start}
+	clk := loopbreakertest.NewClock(start)
 	out, code := r.runOnClock(t, clk, "-interactive", "no")
 	assert.Equal(t, exitDone, code, out)
 	assert.Regexp(t, `(?m)^\s+1\s+\S+\s+CLOSED\s+LIMIT\s.*\(\S+, 1 turn, \$0\.0041, 332 tokens\)`, out, "the limited run's spend counts")
 	assert.Contains(t, out, ", in 1h0m0s\n")
-	assert.Equal(t, time.Hour, sum(clk.slept))
+	assert.Equal(t, time.Hour, sum(clk.Slept()))
 
 	r = newRepo(t, fmt.Sprintf("cat %q\nexit 1\n", filepath.Join(dir, "claude-stream-quoted-limit.jsonl")))
-	out, code = r.runOnClock(t, &fakeClock{now: start}, "-interactive", "no")
+	out, code = r.runOnClock(t, loopbreakertest.NewClock(start), "-interactive", "no")
 	assert.Equal(t, exitTripped, code, out)
 	assert.NotContains(t, out, "LIMIT")
 	assert.Contains(t, out, "3 consecutive failures (threshold: 3)")

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -101,7 +102,7 @@ func TestTheProbeIsToldWhatWasStuck(t *testing.T) {
 	out, code := r.looprun(t, "", "-interactive", "no", "-cooldown", "1h")
 	require.Equal(t, exitTripped, code, out)
 
-	out, code = r.runOnClock(t, &fakeClock{now: time.Now()}, "-interactive", "no", "-wait", "-max-iterations", "1", "-cooldown", "1h")
+	out, code = r.runOnClock(t, loopbreakertest.NewClock(time.Now()), "-interactive", "no", "-wait", "-max-iterations", "1", "-cooldown", "1h")
 	require.Equal(t, exitLimit, code, out)
 	fourth, _ := promptOf(t, prompts, 4)
 	assert.Contains(t, fourth, "The loop was stopped: 3 consecutive failures (threshold: 3).")

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -162,7 +163,7 @@ func (r *repo) offered(t *testing.T) []string {
 // kept in the history.
 func TestSessionIsOfferedToTheNextIterationAndDroppedWhenTheCircuitOpens(t *testing.T) {
 	r := newRepo(t, sessionScript)
-	out, code := r.runScriptOnClock(t, &fakeClock{now: start}, []string{"-interactive", "no", "-no-progress", "-1", "-max-iterations", "6"}, "-p", "--resume", "{session}")
+	out, code := r.runScriptOnClock(t, loopbreakertest.NewClock(start), []string{"-interactive", "no", "-no-progress", "-1", "-max-iterations", "6"}, "-p", "--resume", "{session}")
 	require.Equal(t, exitTripped, code, out)
 	assert.Equal(t, []string{
 		"1 env= args=-p",
@@ -190,12 +191,12 @@ echo "step $n" > "work_$n.txt"
 printf '{"type":"result","is_error":false,"session_id":"s-%s"}\n' $n
 if [ $n -ge 3 ]; then echo "EXIT_SIGNAL: true"; fi
 `)
-	clk := &fakeClock{now: start}
+	clk := loopbreakertest.NewClock(start)
 	out, code := r.runScriptOnClock(t, clk, []string{"-interactive", "no", "-max-iterations", "1"}, "{session}")
 	require.Equal(t, exitLimit, code, out)
 	assert.Contains(t, out, "session: s-1, offered to the next iteration")
 
-	clk.now = clk.now.Add(25 * time.Hour)
+	clk.Advance(25 * time.Hour)
 	out, code = r.runScriptOnClock(t, clk, []string{"-interactive", "no"}, "{session}")
 	require.Equal(t, exitDone, code, out)
 	assert.Equal(t, []string{"1 env= args=", "2 env= args=", "3 env=s-2 args=s-2", "4 env=s-3 args=s-3"}, r.offered(t)[:4],

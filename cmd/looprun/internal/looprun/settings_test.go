@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -173,22 +174,22 @@ echo "EXIT_SIGNAL: true"
 // up and looprun stops with the tripped exit code, saying why.
 func TestWaitGivesUpAfterMaxOpens(t *testing.T) {
 	r := newRepo(t, failingScript)
-	clk := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	clk := loopbreakertest.NewClock(time.Unix(1_800_000_000, 0))
 	out, code := r.runOnClock(t, clk, "-interactive", "no", "-wait", "-max-opens", "3", "-cooldown", "1m", "-max-iterations", "30")
 	assert.Equal(t, exitTripped, code, out)
 	assert.Contains(t, out, "stopped: Gave up: the circuit opened 3 times in a row without recovering (threshold: 3): 5 consecutive failures (threshold: 3): \"Error: Cannot find module 'left-pad' (attempt 5)\"")
-	assert.Equal(t, []time.Duration{time.Minute, time.Minute}, clk.slept, "two cooldowns waited out, the third not")
+	assert.Equal(t, []time.Duration{time.Minute, time.Minute}, clk.Slept(), "two cooldowns waited out, the third not")
 	assert.Equal(t, 5, r.runs(t), "three failures, then two failed probes")
 
 	r = newRepo(t, failingScript)
-	clk = &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	clk = loopbreakertest.NewClock(time.Unix(1_800_000_000, 0))
 	out, code = r.runOnClock(t, clk, "-interactive", "no", "-wait", "-cooldown", "1m", "-max-iterations", "20")
 	assert.Equal(t, exitTripped, code, out)
 	assert.Contains(t, out, "(threshold: 10)", "ten by default")
 	assert.Equal(t, 12, r.runs(t))
 
 	r = newRepo(t, failingScript)
-	clk = &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	clk = loopbreakertest.NewClock(time.Unix(1_800_000_000, 0))
 	out, code = r.runOnClock(t, clk, "-interactive", "no", "-wait", "-max-opens", "0", "-cooldown", "1m", "-max-iterations", "20")
 	assert.Equal(t, exitTripped, code, out, "the last iteration opened the circuit")
 	assert.Equal(t, 20, r.runs(t), "-max-opens 0: probed until -max-iterations")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -78,7 +79,7 @@ func (r *repo) runShared(t *testing.T, fake *sharedFake, clk clock, flags ...str
 
 func TestResetOnASharedBreakerResetsItForEveryRunner(t *testing.T) {
 	r := newRepo(t, failingScript)
-	clk := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	clk := loopbreakertest.NewClock(time.Unix(1_800_000_000, 0))
 	fake := &sharedFake{}
 	out, code := r.runShared(t, fake, clk)
 	require.Equal(t, exitTripped, code, out)
@@ -106,7 +107,7 @@ func TestResetOnASharedBreakerResetsItForEveryRunner(t *testing.T) {
 
 func TestAutoResetIsNotAppliedOnASharedBreaker(t *testing.T) {
 	r := newRepo(t, failingScript)
-	clk := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	clk := loopbreakertest.NewClock(time.Unix(1_800_000_000, 0))
 	out, code := r.runShared(t, &sharedFake{}, clk)
 	require.Equal(t, exitTripped, code, out)
 
@@ -118,7 +119,7 @@ func TestAutoResetIsNotAppliedOnASharedBreaker(t *testing.T) {
 
 func TestAnotherRunnersProbeStopsARunnerUnlessItWaits(t *testing.T) {
 	r := newRepo(t, `echo "step $n" > "work_$n.txt"`)
-	clk := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	clk := loopbreakertest.NewClock(time.Unix(1_800_000_000, 0))
 	out, code := r.runShared(t, &sharedFake{probeElsewhere: 1}, clk)
 	assert.Equal(t, exitTripped, code, out)
 	assert.Contains(t, out, "circuit HALF_OPEN: another runner has the probe (3 consecutive failures (threshold: 3))")
@@ -136,7 +137,7 @@ func TestAnotherRunnersProbeStopsARunnerUnlessItWaits(t *testing.T) {
 // runner stops, however many openings it met itself.
 func TestMaxOpensIsTheSharedBreakersGiveUp(t *testing.T) {
 	r := newRepo(t, failingScript)
-	clk := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	clk := loopbreakertest.NewClock(time.Unix(1_800_000_000, 0))
 	var given loopbreaker.Config
 	opts := Options{NewBreaker: func(s Setup) (Breaker, string, error) {
 		given = s.Config
@@ -155,7 +156,7 @@ func TestMaxOpensIsTheSharedBreakersGiveUp(t *testing.T) {
 
 func TestTheJSONResultNamesASharedBreaker(t *testing.T) {
 	r := newRepo(t, failingScript)
-	clk := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	clk := loopbreakertest.NewClock(time.Unix(1_800_000_000, 0))
 	t.Setenv("COUNTER", r.counter)
 	opts := Options{NewBreaker: func(s Setup) (Breaker, string, error) {
 		cb, err := loopbreaker.New(s.Config)
@@ -182,7 +183,7 @@ func TestTheJSONResultNamesASharedBreaker(t *testing.T) {
 // second) still shows the time left to what is waited for, and off a
 // terminal a line every logStep, not every sleep.
 func TestACountdownShowsTheTimeLeftThroughShortSleeps(t *testing.T) {
-	clk := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	clk := loopbreakertest.NewClock(time.Unix(1_800_000_000, 0))
 	for _, tc := range []struct {
 		terminal bool
 		want     string

@@ -196,8 +196,10 @@ func (c *testCounter) cargoLine(line string) bool {
 	if strings.HasPrefix(line, "error: could not compile ") {
 		n := 1
 		if _, due, ok := strings.Cut(line, " due to "); ok {
-			if v, err := strconv.Atoi(strings.Fields(due)[0]); err == nil {
-				n = capCount(v)
+			if f := strings.Fields(due); len(f) > 0 {
+				if v, err := strconv.Atoi(f[0]); err == nil {
+					n = capCount(v)
+				}
 			}
 		}
 		k.compileErrors = capCount(k.compileErrors + n)

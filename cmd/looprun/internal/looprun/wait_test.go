@@ -4,34 +4,13 @@ import (
 	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// fakeClock is a clock whose Sleep returns at once, moving the time on.
-type fakeClock struct {
-	mu    sync.Mutex
-	now   time.Time
-	slept []time.Duration
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	c.slept = append(c.slept, d)
-	return ctx.Err()
-}
 
 // runOnClock runs looprun in this process on the repository's script, with
 // time from clk, and returns its output and exit code.
@@ -54,15 +33,15 @@ echo "step $n" > "work_$n.txt"
 echo "EXIT_SIGNAL: true"
 `
 	r := newRepo(t, script)
-	out, code := r.runOnClock(t, &fakeClock{now: time.Unix(1_800_000_000, 0)}, "-interactive", "no", "-cooldown", "1h")
+	out, code := r.runOnClock(t, loopbreakertest.NewClock(time.Unix(1_800_000_000, 0)), "-interactive", "no", "-cooldown", "1h")
 	require.Equal(t, exitTripped, code, out)
 	assert.Equal(t, 3, r.runs(t))
 
 	r = newRepo(t, script)
-	clk := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	clk := loopbreakertest.NewClock(time.Unix(1_800_000_000, 0))
 	out, code = r.runOnClock(t, clk, "-interactive", "no", "-cooldown", "1h", "-wait")
 	assert.Equal(t, exitDone, code, out)
-	assert.Equal(t, []time.Duration{time.Hour}, clk.slept, "one wait, the cooldown")
+	assert.Equal(t, []time.Duration{time.Hour}, clk.Slept(), "one wait, the cooldown")
 	assert.Contains(t, out, "circuit OPEN: 3 consecutive failures (threshold: 3); probe in 1h0m0s")
 	assert.Regexp(t, `(?m)^\s+4\s+\S+\s+CLOSED\s+ok\*`, out, "the fourth iteration is the probe, and closes the circuit")
 	assert.Contains(t, out, "stopped: Complete: the agent reported done 2 times in a row (threshold: 2)")
@@ -75,10 +54,10 @@ func TestWaitSleepsUntilTheBudgetAllowsACall(t *testing.T) {
 	r := newRepo(t, `echo "step $n" > "work_$n.txt"
 if [ $n -ge 3 ]; then echo "EXIT_SIGNAL: true"; fi
 `)
-	clk := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	clk := loopbreakertest.NewClock(time.Unix(1_800_000_000, 0))
 	out, code := r.runOnClock(t, clk, "-interactive", "no", "-calls-per-hour", "2", "-wait")
 	assert.Equal(t, exitDone, code, out)
-	assert.Equal(t, []time.Duration{time.Hour}, clk.slept, "one wait, until the first calls leave the hour")
+	assert.Equal(t, []time.Duration{time.Hour}, clk.Slept(), "one wait, until the first calls leave the hour")
 	assert.Contains(t, out, "Call budget exhausted: 2 calls in the last hour (limit: 2); waiting 1h0m0s")
 	assert.Equal(t, 4, r.runs(t))
 }
