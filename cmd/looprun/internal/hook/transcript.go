@@ -55,7 +55,9 @@ func (m *transcriptMark) await(c pendingCall) {
 }
 
 // arrived forgets a pending call: its hook after it came.
-func (m *transcriptMark) arrived(id string) { m.Pending = slices.DeleteFunc(m.Pending, func(c pendingCall) bool { return c.ID == id }) }
+func (m *transcriptMark) arrived(id string) {
+	m.Pending = slices.DeleteFunc(m.Pending, func(c pendingCall) bool { return c.ID == id })
+}
 
 // ended moves the pending call of r's id, if any, to Ended: its result
 // came, and its hook did not.
