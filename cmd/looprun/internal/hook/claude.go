@@ -34,9 +34,12 @@ import (
 // kept in the transcript, and the call goes on.
 var ClaudeCode = Agent{
 	Name:     "Claude Code",
+	Flag:     "claude",
+	Events:   []string{PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, SessionEnd, Stop},
 	Decode:   decodeClaude,
 	Encode:   encodeClaude,
 	Settings: claudeSettings,
+	ReadOnly: []string{".claude/settings.json", ".claude/settings.local.json"},
 	Message:  claudeMessage,
 }
 
@@ -65,6 +68,11 @@ func decodeClaude(data []byte) (Event, error) {
 	if err := json.Unmarshal(data, &in); err != nil {
 		return Event{}, fmt.Errorf("the input is not Claude Code's hook JSON: %w", err)
 	}
+	return in.event()
+}
+
+// event returns the input as an Event; an error when it names none.
+func (in *claudeInput) event() (Event, error) {
 	if in.Event == "" {
 		return Event{}, errNoEvent
 	}

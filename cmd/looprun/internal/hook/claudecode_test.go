@@ -47,12 +47,47 @@ func looprunBinary(t testing.TB) string {
 	return builtBin
 }
 
-// claudeProject is a project with looprun's hooks installed, and Claude
-// Code ready to run in it against a fake model.
-type claudeProject struct {
+// agentProject is a project of files that a real agent works in, with
+// the built looprun to install its hooks.
+type agentProject struct {
 	t   *testing.T
 	dir string
 	bin string
+}
+
+// newAgentProject makes a project of files, whose hooks the looprun at
+// bin installs.
+func newAgentProject(t *testing.T, bin string, files map[string]string) *agentProject {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(data), 0o755))
+	}
+	return &agentProject{t: t, dir: dir, bin: bin}
+}
+
+// looprun runs the built looprun in the project.
+func (p *agentProject) looprun(args ...string) string {
+	p.t.Helper()
+	cmd := exec.Command(p.bin, args...)
+	cmd.Dir = p.dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(p.t, err, "looprun %v: %s", args, out)
+	return string(out)
+}
+
+// hooksLog returns the hooks' log.
+func (p *agentProject) hooksLog() string {
+	data, _ := os.ReadFile(filepath.Join(p.dir, stateDirName, "hooks", eventLogName))
+	return string(data)
+}
+
+// claudeProject is a project with Claude Code ready to run in it against
+// a fake model.
+type claudeProject struct {
+	*agentProject
 	env *claudetest.Env
 }
 
@@ -63,23 +98,7 @@ func newClaudeProject(t *testing.T, answer fakemodel.Answerer, files map[string]
 	claudetest.Require(t)
 	bin := looprunBinary(t) // before Start: building may need the network, which the test then leaves
 	env := claudetest.Start(t, answer)
-	dir := t.TempDir()
-	for name, data := range files {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(data), 0o755))
-	}
-	return &claudeProject{t: t, dir: dir, bin: bin, env: env}
-}
-
-// looprun runs the built looprun in the project.
-func (p *claudeProject) looprun(args ...string) string {
-	p.t.Helper()
-	cmd := exec.Command(p.bin, args...)
-	cmd.Dir = p.dir
-	out, err := cmd.CombinedOutput()
-	require.NoError(p.t, err, "looprun %v: %s", args, out)
-	return string(out)
+	return &claudeProject{agentProject: newAgentProject(t, bin, files), env: env}
 }
 
 // claudeResult is Claude Code's -p JSON result.
@@ -115,12 +134,6 @@ func (p *claudeProject) turn(i int) string {
 	turns := p.env.Model.Turns()
 	require.Greater(p.t, len(turns), i)
 	return turns[i].Text()
-}
-
-// hooksLog returns the hooks' log.
-func (p *claudeProject) hooksLog() string {
-	data, _ := os.ReadFile(filepath.Join(p.dir, stateDirName, "hooks", eventLogName))
-	return string(data)
 }
 
 // failingTest fails the same way each time it runs, and counts its runs.

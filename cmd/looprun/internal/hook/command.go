@@ -45,18 +45,18 @@ func Run(sys System, args []string, stdin io.Reader, stdout, stderr io.Writer) (
 	}
 	switch args[0] {
 	case "hook":
-		return runHook(sys, ClaudeCode, args[1:], stdin, stdout, stderr), true
+		return runHook(sys, args[1:], stdin, stdout, stderr), true
 	case "hooks":
-		return runHooks(sys, ClaudeCode, args[1:], stdout, stderr), true
+		return runHooks(sys, args[1:], stdout, stderr), true
 	}
 	return 0, false
 }
 
 // runHook is `looprun hook [flags] [EVENT]`. Whatever goes wrong in the
 // hook itself is said on stderr, and the call goes on with exit code 1,
-// which Claude Code shows as the hook's non-blocking error (fail open),
+// which the agent shows as the hook's non-blocking error (fail open),
 // unless -fail-closed: then the call is refused and the run ended.
-func runHook(sys System, agent Agent, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+func runHook(sys System, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if sys.Getenv(OffEnv) == "off" {
 		return 0
 	}
@@ -81,6 +81,7 @@ func runHook(sys System, agent Agent, args []string, stdin io.Reader, stdout, st
 	if fs.NArg() > 1 {
 		return failOpen(fmt.Errorf("one event, not %q", fs.Args()))
 	}
+	agent := set.agent
 	data, err := io.ReadAll(io.LimitReader(stdin, maxInput+1))
 	switch {
 	case err != nil:
@@ -96,16 +97,29 @@ func runHook(sys System, agent Agent, args []string, stdin io.Reader, stdout, st
 		if set.failClosed {
 			ev.Name = fs.Arg(0)
 		}
-		return fail(set, agent, &ev, err, stdout, stderr)
+		return fail(set, &ev, err, stdout, stderr)
 	}
 	h := newHandler(agent, set, projectDir(sys, &ev), sys.Now)
 	a, err := handleSafely(h, &ev)
 	if err != nil {
-		return fail(set, agent, &ev, err, stdout, stderr)
+		return fail(set, &ev, err, stdout, stderr)
 	}
-	out, code := agent.Encode(&ev, a)
+	return reply(agent, &ev, a, stdout, stderr)
+}
+
+// reply writes a, the answer to ev, as the agent reads it, and returns
+// the hook's exit code. An End the agent's answer cannot carry ends its
+// run once the answer is written (agent.End).
+func reply(agent Agent, ev *Event, a Answer, stdout, stderr io.Writer) int {
+	out, code := agent.Encode(ev, a)
 	if _, err := stdout.Write(out); err != nil {
-		return failOpen(err)
+		fmt.Fprintf(stderr, "looprun hook: %v (the call goes on: the hook fails open)\n", err)
+		return 1
+	}
+	if a.End != "" && agent.End != nil {
+		if err := agent.End(); err != nil {
+			fmt.Fprintf(stderr, "looprun hook: %s: %s; the run was not ended: %v\n", agent.Name, a.End, err)
+		}
 	}
 	return code
 }
@@ -123,7 +137,7 @@ func handleSafely(h *handler, ev *Event) (a Answer, err error) {
 
 // fail reports the hook's own failure: on stderr, the call going on (exit
 // code 1), or, with -fail-closed, the call refused and the run ended.
-func fail(set *settings, agent Agent, ev *Event, err error, stdout, stderr io.Writer) int {
+func fail(set *settings, ev *Event, err error, stdout, stderr io.Writer) int {
 	if !set.failClosed {
 		fmt.Fprintf(stderr, "looprun hook: %v (the call goes on: the hook fails open)\n", err)
 		return 1
@@ -135,9 +149,7 @@ func fail(set *settings, agent Agent, ev *Event, err error, stdout, stderr io.Wr
 		ev.Name = PreToolUse
 		a.Deny = why
 	}
-	out, code := agent.Encode(ev, a)
-	_, _ = stdout.Write(out)
-	return code
+	return reply(set.agent, ev, a, stdout, stderr)
 }
 
 // projectDir returns the project the hooks keep their state in: the one

@@ -31,11 +31,6 @@ const (
 	defaultNoProgress = 3
 )
 
-// defaultReadOnly are the files the agent may not even change: Claude
-// Code's settings, which hold the hooks that keep the session's breaker.
-// An agent does not switch its own brakes off.
-var defaultReadOnly = []string{".claude/settings.json", ".claude/settings.local.json"}
-
 // defaultProtected is what the hook protects when -protect is not given:
 // what looprun protects (the library's list, and .looprunrc).
 func defaultProtected() []string { return append(protect.DefaultPaths(), ".looprunrc") }
@@ -45,6 +40,7 @@ func defaultProtected() []string { return append(protect.DefaultPaths(), ".loopr
 type flags struct {
 	fs         *flag.FlagSet
 	names      map[string]bool // the flags defineFlags defined
+	agent      agentFlag
 	thresholds *thresholdflags.Set
 	maxCost    float64
 	maxTokens  int
@@ -56,6 +52,24 @@ type flags struct {
 	maxIter    int
 	noProgress int
 	failClosed bool
+}
+
+// agentFlag is -agent: an agent named by its Flag.
+type agentFlag struct{ Agent }
+
+// agents are the agents -agent names.
+var agents = []Agent{ClaudeCode, Codex}
+
+func (a *agentFlag) String() string { return a.Flag }
+
+func (a *agentFlag) Set(v string) error {
+	for _, ag := range agents {
+		if v == ag.Flag {
+			a.Agent = ag
+			return nil
+		}
+	}
+	return fmt.Errorf("no agent %q: claude or codex", v)
 }
 
 // listFlag is a repeatable flag: each use adds a value.
@@ -81,6 +95,8 @@ func defineFlags(fs *flag.FlagSet) *flags {
 			f.names[fl.Name] = true
 		}
 	})
+	f.agent.Agent = ClaudeCode
+	fs.Var(&f.agent, "agent", "the agent whose hooks these are: claude (Claude Code) or codex (Codex CLI)")
 	f.thresholds = thresholdflags.Register(fs, thresholdNames...)
 	preset := fs.Lookup("preset")
 	preset.DefValue = defaultPreset
@@ -89,7 +105,8 @@ func defineFlags(fs *flag.FlagSet) *flags {
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "end the session once it has spent this many tokens (0: no cap)")
 	fs.Var(&f.protect, "protect", "a `PATH` the agent must not delete or empty, relative to the project: a file, a directory or a glob (repeatable; given, replaces the default list "+
 		strings.Join(defaultProtected(), " ")+"; "+stateDirName+"/ is always protected)")
-	fs.Var(&f.readOnly, "read-only", "a `PATH` the agent must not even change (repeatable; given, replaces the default list "+strings.Join(defaultReadOnly, " ")+")")
+	fs.Var(&f.readOnly, "read-only", "a `PATH` the agent must not even change (repeatable; given, replaces the default: the agent's files that hold its hooks, "+
+		strings.Join(ClaudeCode.ReadOnly, " ")+" for Claude Code, "+strings.Join(Codex.ReadOnly, " ")+" for Codex)")
 	fs.IntVar(&f.refusals, "refusals", defaultRefusals, "tool calls refused while the circuit is open before the session is ended (0: end it at the first)")
 	fs.StringVar(&f.ralph, "ralph", "", "a prompt `FILE` (relative to the project): when the model stops, send it back to work with this prompt (a Ralph loop), until -promise, -max-iterations or the breaker says stop")
 	fs.StringVar(&f.promise, "promise", "", "the completion promise: the Ralph loop is done when the model's last message says <promise>TEXT</promise>")
@@ -101,6 +118,7 @@ func defineFlags(fs *flag.FlagSet) *flags {
 
 // settings are what the flags say, checked.
 type settings struct {
+	agent      Agent
 	steps      loopbreaker.Config // the tool steps' breaker
 	ralph      loopbreaker.Config // the Ralph loop's breaker
 	protect    []string
@@ -140,9 +158,9 @@ func (f *flags) settings() (*settings, error) {
 	ralph.Progress.OutputDeclinePercent = -1 // a turn's last message says nothing by its length
 	ralph.Classify = classifyStep
 	s := &settings{
-		steps: steps, ralph: ralph, refusals: f.refusals,
+		agent: f.agent.Agent, steps: steps, ralph: ralph, refusals: f.refusals,
 		prompt: f.ralph, promise: f.promise, maxIter: f.maxIter, failClosed: f.failClosed,
-		protect: defaultProtected(), readOnly: defaultReadOnly,
+		protect: defaultProtected(), readOnly: f.agent.ReadOnly,
 	}
 	if f.protect.given {
 		s.protect = f.protect.values

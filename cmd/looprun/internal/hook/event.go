@@ -27,6 +27,10 @@ type Event struct {
 	TranscriptPath string
 	// Cwd is the directory the agent works in.
 	Cwd string
+	// Model is the model the session runs on, when the agent says it
+	// (Codex): the spend read from a transcript that does not name it is
+	// priced as this model's.
+	Model string
 
 	// Tool is the tool called, and Input its input, a JSON object (tool
 	// events); ToolUseID names the call.
@@ -37,7 +41,9 @@ type Event struct {
 	// gives it: a JSON object or string.
 	Response json.RawMessage
 	// Error is why the tool call failed (PostToolUseFailure), and
-	// Interrupted says the person interrupted it.
+	// Interrupted says the person interrupted it. An agent without that
+	// event (Codex) tells of a failure in its transcript: see
+	// Message.Failed.
 	Error       string
 	Interrupted bool
 

@@ -71,7 +71,7 @@ func (h *handler) handle(ev *Event) (Answer, error) {
 	save := true
 	switch ev.Name {
 	case PreToolUse:
-		a, save = s.beforeTool()
+		a, save, err = s.beforeTool()
 	case PostToolUse, PostToolUseFailure:
 		a, err = s.afterTool()
 	case UserPromptSubmit:
@@ -149,35 +149,83 @@ func (s *session) keep() {
 
 // beforeTool answers PreToolUse: a call is refused while the circuit is
 // open (and after -refusals such refusals the run is ended), or when it
-// would destroy a protected path. It reports whether the state changed.
-func (s *session) beforeTool() (Answer, bool) {
+// would destroy a protected path. For an agent with SilentFailures, the
+// calls that failed since with no hook after them are recorded first
+// (and a trip they make refuses this call, telling the model why), and
+// a call let through is noted as pending. It reports whether the state
+// changed.
+func (s *session) beforeTool() (Answer, bool, error) {
+	changed := false
+	if s.h.agent.SilentFailures {
+		if err := s.readTranscript(); err != nil {
+			return Answer{}, false, err
+		}
+		wasOpen := s.steps.State() == loopbreaker.Open
+		last, recorded := s.recordEnded()
+		s.keep() // the spend read, and the mark moved on: both saved
+		changed = true
+		if recorded && !wasOpen && s.steps.State() == loopbreaker.Open {
+			// They tripped the breaker: this call is refused, and the
+			// model told why, as after the call that trips it.
+			d := s.steps.Check()
+			s.st.Refused = 0
+			s.h.log.note(s.ev, "tripped: %s", d.Reason)
+			ev := &Event{Tool: last.Tool, Input: json.RawMessage(last.Args)}
+			return Answer{Deny: tripWords(d.Reason, ev, last.Result, d.RetryAfter)}, true, nil
+		}
+	}
 	d := s.steps.Check() // not kept: see keep
 	if !d.Allow {
 		if !d.WaitHelps() {
 			s.h.log.note(s.ev, "ended: %s", d.Reason)
-			return Answer{Deny: refusedWords(d, false), End: endWords(d.Reason, false)}, false
+			return Answer{Deny: refusedWords(d, false), End: endWords(d.Reason, false)}, changed, nil
 		}
 		s.st.Refused++
 		if s.st.Refused > s.h.set.refusals {
 			s.h.log.note(s.ev, "ended after %d refused calls: %s", s.st.Refused-1, d.Reason)
-			return Answer{Deny: refusedWords(d, false), End: endWords(d.Reason, true)}, true
+			return Answer{Deny: refusedWords(d, false), End: endWords(d.Reason, true)}, true, nil
 		}
 		s.h.log.note(s.ev, "refused %s: %s", s.ev.Tool, d.Reason)
-		return Answer{Deny: refusedWords(d, s.st.Refused == s.h.set.refusals)}, true
+		return Answer{Deny: refusedWords(d, s.st.Refused == s.h.set.refusals)}, true, nil
 	}
-	changed := s.st.Refused != 0
+	changed = changed || s.st.Refused != 0
 	s.st.Refused = 0
 	err := s.h.set.checkProtected(s.h.project, s.ev.Cwd, s.ev.Tool, s.ev.Input)
 	if r, ok := refusal(err); ok {
 		s.h.log.note(s.ev, "refused %s: %s", s.ev.Tool, r.Reason)
-		return Answer{Deny: protectedWords(r)}, changed
+		return Answer{Deny: protectedWords(r)}, changed, nil
 	}
+	var a Answer
 	if err != nil {
 		// The protected paths could not be looked at (a bad -protect):
 		// the call goes on, and the person hears of it.
-		return Answer{Notice: "looprun hook: protected paths not checked: " + err.Error()}, changed
+		a.Notice = "looprun hook: protected paths not checked: " + err.Error()
 	}
-	return Answer{}, changed
+	if s.h.agent.SilentFailures && s.ev.ToolUseID != "" {
+		s.st.Transcript.await(pendingCall{ID: s.ev.ToolUseID, Tool: s.ev.Tool, Args: stepArgs(s.ev.Tool, s.ev.Input)})
+		changed = true
+	}
+	return a, changed, nil
+}
+
+// recordEnded records the calls that ended with no hook after them
+// (Agent.SilentFailures) as failed steps, their result the error, and
+// returns the last of them; false when there was none.
+func (s *session) recordEnded() (endedCall, bool) {
+	ended := s.st.Transcript.Ended
+	if len(ended) == 0 {
+		return endedCall{}, false
+	}
+	s.st.Transcript.Ended = nil
+	for _, c := range ended {
+		s.steps.Record(loopbreaker.Iteration{Action: &loopbreaker.Action{Tool: c.Tool, Args: c.Args}, Err: errors.New(c.Result)})
+		line, _, _ := strings.Cut(strings.TrimSpace(c.Result), "\n")
+		s.h.log.note(s.ev, "%s failed with no hook after it: %s", c.Tool, line)
+	}
+	last := ended[len(ended)-1]
+	s.st.Turn.LastError = last.Result
+	s.keep()
+	return last, true
 }
 
 // afterTool answers PostToolUse and PostToolUseFailure: the step is
@@ -190,11 +238,16 @@ func (s *session) afterTool() (Answer, error) {
 		return Answer{}, err
 	}
 	wasOpen := s.steps.State() == loopbreaker.Open
-	failed := s.ev.Name == PostToolUseFailure
-	errText := ""
+	s.st.Transcript.arrived(s.ev.ToolUseID)
+	s.recordEnded()
+	errText, failed := s.ev.Error, s.ev.Name == PostToolUseFailure
+	if !failed && s.st.Transcript.failed(s.ev.ToolUseID) {
+		// The agent says the call failed in its transcript alone (Codex:
+		// a command's exit code): its error is what it returned.
+		errText, failed = observation(s.ev.Tool, s.ev.Response), true
+	}
 	it := loopbreaker.Iteration{Action: &loopbreaker.Action{Tool: s.ev.Tool, Args: stepArgs(s.ev.Tool, s.ev.Input)}}
 	if failed {
-		errText = s.ev.Error
 		it.Err = errors.New(errText)
 		if s.ev.Interrupted {
 			it.Err = fmt.Errorf("%w: %s", context.Canceled, errText)
@@ -313,12 +366,8 @@ const callWait = 100 * time.Millisecond
 func (s *session) readSpend() error {
 	deadline := time.Now().Add(callWait)
 	for {
-		spent, err := readSpend(s.ev.TranscriptPath, &s.st.Transcript, s.h.agent.Message)
-		for _, u := range spent {
-			s.steps.AddUsage(u)
-		}
-		if err != nil {
-			return fmt.Errorf("reading the transcript: %w", err)
+		if err := s.readTranscript(); err != nil {
+			return err
 		}
 		if s.ev.ToolUseID == "" || s.st.Transcript.took(s.ev.ToolUseID) || time.Now().After(deadline) {
 			return nil
@@ -328,6 +377,22 @@ func (s *session) readSpend() error {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// readTranscript reads what the session's transcript gained since the
+// last hook: its spend goes to the tool steps' breaker.
+func (s *session) readTranscript() error {
+	spent, err := readSpend(s.ev.TranscriptPath, &s.st.Transcript, s.h.agent.Message)
+	for _, u := range spent {
+		if u.Model == "" {
+			u.Model = s.ev.Model // Codex's transcript names it apart
+		}
+		s.steps.AddUsage(u)
+	}
+	if err != nil {
+		return fmt.Errorf("reading the transcript: %w", err)
+	}
+	return nil
 }
 
 // stepArgs returns a tool call's arguments as the step signals compare

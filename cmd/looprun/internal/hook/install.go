@@ -19,28 +19,34 @@ import (
 // matcher: "*", every tool.
 var toolEvents = []string{PreToolUse, PostToolUse, PostToolUseFailure}
 
-// installedEvents are the events looprun's hooks answer, in the order
-// they are installed; Stop only with a Ralph loop.
-func installedEvents(ralph bool) []string {
-	events := append(slices.Clone(toolEvents), UserPromptSubmit, SessionStart, SessionEnd)
-	if ralph {
-		events = append(events, Stop)
+// installedEvents are the events looprun's hooks answer for agent, in
+// the order they are installed; Stop only with a Ralph loop.
+func installedEvents(agent Agent, ralph bool) []string {
+	var events []string
+	for _, ev := range agent.Events {
+		if ev != Stop || ralph {
+			events = append(events, ev)
+		}
 	}
 	return events
 }
 
 // runHooks is `looprun hooks install|uninstall [flags]`.
-func runHooks(sys System, agent Agent, args []string, stdout, stderr io.Writer) int {
+func runHooks(sys System, args []string, stdout, stderr io.Writer) int {
 	usage := func(w io.Writer) {
-		fmt.Fprint(w, `usage: looprun hooks install [-user | -local] [-dir DIR] [hook flags]
-       looprun hooks uninstall [-user | -local] [-dir DIR]
+		fmt.Fprint(w, `usage: looprun hooks install [-agent claude|codex] [-user | -local] [-dir DIR] [-rules] [hook flags]
+       looprun hooks uninstall [-agent claude|codex] [-user | -local] [-dir DIR]
 
-install adds looprun's hooks to Claude Code's settings: the project's
-.claude/settings.json (-local: .claude/settings.local.json, kept out of git;
--user: ~/.claude/settings.json, every project), merged with what is there.
+install adds looprun's hooks to the agent's settings, merged with what is
+there. Claude Code: the project's .claude/settings.json (-local:
+.claude/settings.local.json, kept out of git; -user: ~/.claude/settings.json,
+every project). Codex: the project's .codex/hooks.json (-user:
+$CODEX_HOME/hooks.json, every project), which Codex runs only once you trust
+them; -rules also writes Codex rules that forbid the usual commands that
+delete a protected path, which need no trust (rules/looprun.rules beside it).
 The hook flags (looprun hook -help) go into each command. Run again, it
-changes only what differs. uninstall removes looprun's entries and nothing
-else.
+changes only what differs. uninstall removes looprun's entries (and rules)
+and nothing else.
 `)
 	}
 	if len(args) == 0 || (args[0] != "install" && args[0] != "uninstall") {
@@ -55,11 +61,17 @@ else.
 	fs := newFlagSet("looprun hooks "+args[0], io.Discard) // its errors are said once, below
 	fs.Usage = func() {}
 	user := fs.Bool("user", false, "change the person's settings, for every project")
-	local := fs.Bool("local", false, "change the project's settings.local.json")
+	local := fs.Bool("local", false, "change the project's settings.local.json (Claude Code)")
 	dir := fs.String("dir", ".", "the project's directory")
 	var f *flags
+	var rules *bool
+	agent := &agentFlag{ClaudeCode}
 	if install {
+		rules = fs.Bool("rules", false, "Codex: also write rules that forbid the usual commands that delete, empty or move a protected path (rm, mv, truncate, ...), which Codex applies with no trust step")
 		f = defineFlags(fs)
+		agent = &f.agent
+	} else {
+		fs.Var(agent, "agent", "the agent whose hooks these are: claude (Claude Code) or codex (Codex CLI)")
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -72,13 +84,17 @@ else.
 		fmt.Fprintf(stderr, "looprun hooks %s: %v (looprun hooks %s -h lists the flags)\n", args[0], err, args[0])
 		return 2
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "looprun hooks %s: unexpected %q\n", args[0], fs.Args())
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "looprun hooks %s: %s\n", args[0], fmt.Sprintf(format, a...))
 		return 2
 	}
-	if *user && *local {
-		fmt.Fprintf(stderr, "looprun hooks %s: -user or -local, not both\n", args[0])
-		return 2
+	switch {
+	case fs.NArg() > 0:
+		return fail("unexpected %q", fs.Args())
+	case *user && *local:
+		return fail("-user or -local, not both")
+	case install && *rules && agent.Agent.Flag != Codex.Flag:
+		return fail("-rules writes Codex's rules: give -agent codex")
 	}
 	scope := ProjectSettings
 	switch {
@@ -88,12 +104,15 @@ else.
 		scope = LocalSettings
 	}
 	path := agent.Settings(scope, *dir, sys.Home, sys.Getenv)
+	if path == "" {
+		return fail("%s has no local settings: the project's (the default) or -user", agent.Name)
+	}
 	want := map[string]string{}
+	var set *settings
 	if install {
-		set, err := f.settings()
-		if err != nil {
-			fmt.Fprintf(stderr, "looprun hooks install: %v\n", err)
-			return 2
+		var err error
+		if set, err = f.settings(); err != nil {
+			return fail("%v", err)
 		}
 		bin, note := sys.Binary, ""
 		if bin == "" {
@@ -102,11 +121,11 @@ else.
 		if note != "" {
 			fmt.Fprintln(stderr, "looprun hooks install: note:", note)
 		}
-		for _, ev := range installedEvents(set.prompt != "") {
+		for _, ev := range installedEvents(agent.Agent, set.prompt != "") {
 			want[ev] = hookCommand(bin, f.args(), ev)
 		}
 	}
-	changes, err := mergeSettings(path, want, installedEvents(true))
+	changes, err := mergeSettings(path, want, installedEvents(agent.Agent, true))
 	if err != nil {
 		fmt.Fprintf(stderr, "looprun hooks %s: %s: %v\n", args[0], path, err)
 		return 1
@@ -117,13 +136,49 @@ else.
 		} else {
 			fmt.Fprintf(stdout, "%s: no hooks of looprun's; nothing to change\n", path)
 		}
+	} else {
+		fmt.Fprintf(stdout, "%s:\n", path)
+		for _, c := range changes {
+			fmt.Fprintln(stdout, "  "+c)
+		}
+	}
+	if agent.Agent.Flag != Codex.Flag {
 		return 0
 	}
-	fmt.Fprintf(stdout, "%s:\n", path)
-	for _, c := range changes {
-		fmt.Fprintln(stdout, "  "+c)
+	rulesFile := codexRulesFile(path)
+	var rulesChange string
+	switch {
+	case install && *rules:
+		rulesChange, err = writeCodexRules(rulesFile, set, *dir, scope == UserSettings)
+	default:
+		rulesChange, err = removeCodexRules(rulesFile)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "looprun hooks %s: %s: %v\n", args[0], rulesFile, err)
+		return 1
+	}
+	if rulesChange != "" {
+		fmt.Fprintf(stdout, "%s: %s\n", rulesFile, rulesChange)
+	}
+	if install {
+		fmt.Fprint(stdout, codexTrustNote(scope == UserSettings))
 	}
 	return 0
+}
+
+// codexTrustNote tells the person how Codex comes to run the hooks just
+// installed: it runs none it was not told to trust.
+func codexTrustNote(user bool) string {
+	note := `Trust needed: Codex runs a hook only once you trust it, and a changed hook (this install
+changed any) only once you trust it again.
+  codex        asks at start when hooks are new or changed ("Trust all and continue"); or /hooks
+  codex exec   nobody is asked: --dangerously-bypass-hook-trust runs every enabled hook,
+               looprun's and any other, unreviewed, for that run
+`
+	if !user {
+		note += "Codex reads a project's .codex/ only in a project it trusts (it asks at start; codex exec --trust).\n"
+	}
+	return note + "Until then, only rules (-rules) hold. See docs/agent-hooks.md (Codex).\n"
 }
 
 // hookCommand is the command of the hook for event: the binary, `hook`,

@@ -8,20 +8,23 @@ import (
 	"github.com/loopbreaker/loopbreaker/protect"
 )
 
-// editTools are Claude Code's tools that write a file, and the input
-// field naming it.
+// editTools are the agents' tools that write a file, and the input field
+// naming it: Claude Code's, and Codex's apply_patch, whose input is a
+// patch that names its files (see patchLine).
 var editTools = map[string]string{
 	"Write":        "file_path",
 	"Edit":         "file_path",
 	"MultiEdit":    "file_path",
 	"NotebookEdit": "notebook_path",
+	"apply_patch":  "command",
 }
 
 // protectedLine returns the shell line that does to the files what the
 // tool call would, for protect's command check, and whether there is
 // one: a Bash call's command; for a file edit, an append to the file (an
 // edit, which only a read-only file refuses), and for a Write of nothing,
-// a truncation (which empties the file).
+// a truncation (which empties the file); for a patch, what it does to
+// each file (patchLine).
 func protectedLine(tool string, input json.RawMessage) (string, bool) {
 	var in map[string]any
 	if json.Unmarshal(input, &in) != nil {
@@ -34,6 +37,10 @@ func protectedLine(tool string, input json.RawMessage) (string, bool) {
 	field, ok := editTools[tool]
 	if !ok {
 		return "", false
+	}
+	if tool == "apply_patch" {
+		patch, _ := in[field].(string)
+		return patchLine(patch)
 	}
 	file, ok := in[field].(string)
 	if !ok || file == "" {

@@ -6,19 +6,72 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/loopbreaker/loopbreaker"
 )
 
 // transcriptMark is how far a session's transcript was read for its
 // spend, the last model message counted, which the lines read next may go
-// on with, and the tool calls read whose hooks have not come yet.
+// on with, and the tool calls read whose hooks have not come yet, and of
+// those the ones that failed.
 type transcriptMark struct {
 	Path   string    `json:"path,omitempty"`
 	Offset int64     `json:"offset,omitempty"`
 	LastID string    `json:"last_id,omitempty"`
 	Last   usageMark `json:"last"`
 	Calls  []string  `json:"calls,omitempty"`
+	Failed []string  `json:"failed,omitempty"`
+	// Pending are the calls let through whose hook after them has not
+	// come (Agent.SilentFailures), and Ended those of them whose result
+	// came in the transcript with no hook: failures, to be recorded.
+	Pending []pendingCall `json:"pending,omitempty"`
+	Ended   []endedCall   `json:"ended,omitempty"`
+}
+
+// pendingCall is a tool call let through, as a step: its id, the tool
+// and its arguments (stepArgs).
+type pendingCall struct {
+	ID   string `json:"id"`
+	Tool string `json:"tool"`
+	Args string `json:"args"`
+}
+
+// endedCall is a pending call that ended with no hook after it, and its
+// result: its error.
+type endedCall struct {
+	pendingCall
+	Result string `json:"result"`
+}
+
+// maxResult bounds the result of an ended call that the state keeps.
+const maxResult = 4 << 10
+
+// await notes a call let through, whose hook after it may never come.
+func (m *transcriptMark) await(c pendingCall) {
+	m.Pending = append(m.Pending, c)
+	m.Pending = m.Pending[max(len(m.Pending)-maxCalls, 0):]
+}
+
+// arrived forgets a pending call: its hook after it came.
+func (m *transcriptMark) arrived(id string) {
+	m.Pending = slices.DeleteFunc(m.Pending, func(c pendingCall) bool { return c.ID == id })
+}
+
+// ended moves the pending call of r's id, if any, to Ended: its result
+// came, and its hook did not.
+func (m *transcriptMark) ended(r *CallResult) {
+	i := slices.IndexFunc(m.Pending, func(c pendingCall) bool { return c.ID == r.ID })
+	if i < 0 {
+		return
+	}
+	text := r.Text
+	if len(text) > maxResult {
+		text = strings.ToValidUTF8(text[:maxResult], "")
+	}
+	m.Ended = append(m.Ended, endedCall{pendingCall: m.Pending[i], Result: text})
+	m.Pending = slices.Delete(m.Pending, i, i+1)
 }
 
 // maxCalls bounds the tool calls a mark keeps: the calls of one answer
@@ -27,14 +80,27 @@ const maxCalls = 64
 
 // took reports whether the transcript read so far holds the tool call id,
 // and forgets it: its hook has come.
-func (m *transcriptMark) took(id string) bool {
-	for i, c := range m.Calls {
+func (m *transcriptMark) took(id string) bool { return forget(&m.Calls, id) }
+
+// failed reports whether the transcript read so far says the tool call id
+// failed, and forgets it.
+func (m *transcriptMark) failed(id string) bool { return forget(&m.Failed, id) }
+
+// forget removes id from ids, and reports whether it was there.
+func forget(ids *[]string, id string) bool {
+	for i, c := range *ids {
 		if c == id {
-			m.Calls = append(m.Calls[:i], m.Calls[i+1:]...)
+			*ids = append((*ids)[:i], (*ids)[i+1:]...)
 			return true
 		}
 	}
 	return false
+}
+
+// remember adds more to ids, keeping the last maxCalls.
+func remember(ids []string, more []string) []string {
+	ids = append(ids, more...)
+	return ids[max(len(ids)-maxCalls, 0):]
 }
 
 // usageMark is a Usage as the state keeps it.
@@ -74,7 +140,8 @@ const maxLongLine = 16 << 20
 // readSpend reads what the transcript at path gained since mark, and
 // returns the usage of the model's messages in it, each message once
 // (Claude Code writes a message of several blocks as several lines), and
-// moves mark on past the last whole line, noting the tool calls read. A transcript that is not there
+// moves mark on past the last whole line, noting the tool calls read,
+// those that failed, and the pending ones that ended. A transcript that is not there
 // (yet) spends nothing; one that shrank was replaced, and is read from its
 // end on, so that nothing is counted twice.
 func readSpend(path string, mark *transcriptMark, message func([]byte) (Message, bool)) ([]loopbreaker.Usage, error) {
@@ -139,10 +206,18 @@ func readSpend(path string, mark *transcriptMark, message func([]byte) (Message,
 			continue
 		}
 		if len(m.Calls) > 0 {
-			mark.Calls = append(mark.Calls, m.Calls...)
-			mark.Calls = mark.Calls[max(len(mark.Calls)-maxCalls, 0):]
+			mark.Calls = remember(mark.Calls, m.Calls)
+		}
+		if len(m.Failed) > 0 {
+			mark.Failed = remember(mark.Failed, m.Failed)
+		}
+		if m.Result != nil {
+			mark.ended(m.Result)
 		}
 		id, u := m.ID, m.Usage
+		if id == "" && u == (loopbreaker.Usage{}) {
+			continue // tool calls alone
+		}
 		if id != "" && id == mark.LastID {
 			u, mark.Last = mark.Last.more(u), maxMark(mark.Last, u)
 		} else {
