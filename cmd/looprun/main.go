@@ -41,10 +41,10 @@
 // agent is told the same, and the tasks a person skipped: in place of
 // {looprun_notes} in the prompt file, and in the file LOOPRUN_NOTES names.
 //
-// `looprun hook EVENT` answers one of Claude Code's hook events, the
-// breaker inside the agent's session per tool call, and `looprun hooks
-// install` adds those hooks to .claude/settings.json; see
-// docs/claude-code-hooks.md.
+// `looprun hook EVENT` answers one of Claude Code's or Codex's hook
+// events, the breaker inside the agent's session per tool call, and
+// `looprun hooks install` adds those hooks to the agent's settings; see
+// docs/agent-hooks.md.
 //
 // # Settings
 //
@@ -221,8 +221,8 @@ import (
 )
 
 func main() {
-	// looprun hook EVENT, looprun hooks install: the breaker inside Claude
-	// Code's session (docs/claude-code-hooks.md).
+	// looprun hook EVENT, looprun hooks install: the breaker inside the
+	// agent's session (docs/agent-hooks.md).
 	if code, ok := hook.Run(hook.OS(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr); ok {
 		os.Exit(code)
 	}

@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/tmuxtest"
 	"github.com/loopbreaker/loopbreaker/internal/fakemodel"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,10 +21,6 @@ import (
 // the trip as the hook's problem, and why the run ended: Claude Code
 // prints the hook's stopReason under the call.
 func TestClaudeCodeAtATerminalThePersonSeesWhyTheRunEnded(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Skip("tmux is not installed")
-	}
 	p := newClaudeProject(t, fakemodel.Always(fakemodel.Bash("sh login_test.sh")), map[string]string{
 		"login_test.sh":         failingTest,
 		".claude/settings.json": `{"permissions": {"allow": ["Bash"]}}` + "\n",
@@ -42,41 +37,22 @@ func TestClaudeCodeAtATerminalThePersonSeesWhyTheRunEnded(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(p.env.Home, ".claude.json"), data, 0o600))
 
-	fifos := t.TempDir()
-	begin, pane, done := filepath.Join(fifos, "begin"), filepath.Join(fifos, "pane"), filepath.Join(fifos, "done")
-	for _, f := range []string{begin, pane, done} {
-		require.NoError(t, syscall.Mkfifo(f, 0o600))
-	}
-	name := fmt.Sprintf("looprun-hook-test-%d", os.Getpid())
-	tm := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(tmux, append([]string{"-L", name}, args...)...).CombinedOutput()
-		require.NoError(t, err, "tmux %v: %s", args, out)
-		return string(out)
-	}
-	tm("new-session", "-d", "-s", name, "-x", "200", "-y", "50", "-c", p.dir,
-		"sh", "-c", fmt.Sprintf(`read go < %q; %q --permission-mode acceptEdits --allowedTools Bash -- "run the login test"; echo $? > %q`, begin, p.env.Bin, done))
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		_, _ = os.ReadFile(done) // until Claude Code has exited
-	}()
+	pane := tmuxtest.Start(t, p.dir, fmt.Sprintf(`%q --permission-mode acceptEdits --allowedTools Bash -- "run the login test"`, p.env.Bin))
+	exited := pane.Exited()
 	t.Cleanup(func() {
 		// Claude Code leaves as a person makes it leave, and writes its
 		// last files before the test's directories go.
-		_ = exec.Command(tmux, "-L", name, "send-keys", "-t", name, "/exit", "Enter").Run()
+		pane.TryKeys("/exit", "Enter")
 		select {
 		case <-exited:
 		case <-time.After(30 * time.Second):
 		}
-		_ = exec.Command(tmux, "-L", name, "kill-server").Run()
 	})
-	tm("pipe-pane", "-t", name, "-o", "cat > "+pane)
 
 	// Each time the pane changes, its screen is read again.
 	changed := make(chan struct{}, 1)
 	go func() {
-		f, err := os.Open(pane)
+		f, err := pane.Output()
 		if err != nil {
 			return
 		}
@@ -92,15 +68,15 @@ func TestClaudeCodeAtATerminalThePersonSeesWhyTheRunEnded(t *testing.T) {
 			}
 		}
 	}()
-	require.NoError(t, os.WriteFile(begin, []byte("go\n"), 0o600))
+	pane.Go()
 	deadline := time.After(90 * time.Second)
 	screen := ""
 	for !strings.Contains(screen, "went on calling tools after it was refused.") {
 		select {
 		case <-changed:
-			screen = strings.Join(strings.Fields(tm("capture-pane", "-p", "-J", "-t", name, "-S", "-200")), " ")
+			screen = strings.Join(strings.Fields(pane.Screen()), " ")
 		case <-deadline:
-			t.Fatalf("the screen never showed why the run ended:\n%s", tm("capture-pane", "-p", "-t", name))
+			t.Fatalf("the screen never showed why the run ended:\n%s", pane.Screen())
 		}
 	}
 	assert.Contains(t, screen, "PostToolUseFailure:Bash hook reported a problem loopbreaker stopped your tool calls: Same action failed 3 times in a row",

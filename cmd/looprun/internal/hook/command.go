@@ -170,9 +170,10 @@ func projectDir(sys System, ev *Event) string {
 func hookUsage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprint(w, `usage: looprun hook [flags] [EVENT]
 
-Answers one of Claude Code's hook events, read as JSON on stdin: the
-breaker inside the session, per tool call. "looprun hooks install" adds
-these commands to .claude/settings.json. See docs/claude-code-hooks.md.
+Answers one of Claude Code's hook events (Codex's with -agent codex),
+read as JSON on stdin: the breaker inside the session, per tool call.
+"looprun hooks install" adds these commands to .claude/settings.json
+(-agent codex: .codex/hooks.json). See docs/agent-hooks.md.
 
   PreToolUse          refuse a call that would destroy a protected path, or
                       any call while the session's circuit is open
