@@ -38,6 +38,9 @@ type claudeOutput struct {
 	// codex reads Codex's events, when the output is codex exec --json:
 	// finish takes its result as the run's.
 	codex codexOutput
+	// stopReason is the reason of the last hook that ended the run, as
+	// its hook_response event says it (see readHookResponse).
+	stopReason string
 }
 
 // claudeResult is what the result event said.
@@ -68,6 +71,11 @@ type claudeResult struct {
 	// noticed is an error the agent got past in a run that passed (Codex:
 	// a command that failed before the last one passed).
 	noticed string
+	// hookEnded says a hook ended the run (see hookend.go): a failure,
+	// whose errText is the hook's reason (hookReason, "" when the output
+	// does not say it), or says that a hook ended it.
+	hookEnded  bool
+	hookReason string
 }
 
 // doneMarkerSeen reports whether the output holds the done marker where it
@@ -140,6 +148,8 @@ type event struct {
 	Usage             json.RawMessage `json:"usage"`
 	PermissionDenials json.RawMessage `json:"permission_denials"`
 	SessionID         json.RawMessage `json:"session_id"`
+	TerminalReason    json.RawMessage `json:"terminal_reason"`
+	Stdout            json.RawMessage `json:"stdout"` // a hook's, in a hook_response event
 }
 
 // read reads one line, when it is a result or a system event.
@@ -166,6 +176,7 @@ func (c *claudeOutput) read(line []byte) {
 		if c.session == "" {
 			c.session = session
 		}
+		c.readHookResponse(ev)
 		return
 	case "result":
 	default:
@@ -183,6 +194,7 @@ func (c *claudeOutput) read(line []byte) {
 	if r.isError {
 		r.text = firstLine(text)
 	}
+	c.hookEnd(&r, ev)
 	status := readStatus(text)
 	r.block, r.hasBlock = status.block()
 	r.example = status.example

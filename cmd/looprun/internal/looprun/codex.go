@@ -43,6 +43,9 @@ type codexOutput struct {
 	// message is the agent's last message: its final answer, where its
 	// status block is.
 	message string
+	// turnOpen says a turn started and has neither completed nor failed:
+	// at the end of the output, the run was interrupted during it.
+	turnOpen bool
 }
 
 // codexCommand is a command the agent ran, as its completed item says.
@@ -82,7 +85,7 @@ type codexEvent struct {
 // codexEventTypes are the events codexOutput reads, as the start of a
 // line has them: cheap to tell from the rest.
 var codexEventTypes = [][]byte{
-	[]byte(`{"type":"thread.started"`), []byte(`{"type":"turn.completed"`),
+	[]byte(`{"type":"thread.started"`), []byte(`{"type":"turn.started"`), []byte(`{"type":"turn.completed"`),
 	[]byte(`{"type":"turn.failed"`), []byte(`{"type":"item.completed"`),
 }
 
@@ -101,7 +104,10 @@ func (c *codexOutput) read(line []byte) bool {
 	switch ev.Type {
 	case "thread.started":
 		c.thread = ev.ThreadID
+	case "turn.started":
+		c.turnOpen = true
 	case "turn.completed":
+		c.turnOpen = false
 		if u := ev.Usage; u != nil {
 			c.used = true
 			c.usage.InputTokens = sumTokens(c.usage.InputTokens, u.InputTokens)
@@ -110,6 +116,7 @@ func (c *codexOutput) read(line []byte) bool {
 			c.usage.OutputTokens = sumTokens(c.usage.OutputTokens, u.OutputTokens)
 		}
 	case "turn.failed":
+		c.turnOpen = false
 		c.failed = "turn failed"
 		if ev.Error != nil && strings.TrimSpace(ev.Error.Message) != "" {
 			c.failed = ev.Error.Message
@@ -145,6 +152,8 @@ func (c *codexOutput) result(marker []byte) claudeResult {
 	switch {
 	case c.failed != "":
 		r.isError, r.errText, r.limitText = true, c.failed, c.failed
+	case c.turnOpen:
+		r.isError, r.hookEnded, r.errText = true, true, codexInterrupted
 	case c.ran && c.command.failedCommand():
 		r.isError, r.errText = true, c.command.failure()
 	}

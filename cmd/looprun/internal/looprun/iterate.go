@@ -166,7 +166,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	// iteration runs again once the limit lifts.
 	r.limited = 0
 	limited := false
-	if it.Err != nil && !res.timedOut {
+	if it.Err != nil && !res.timedOut && !claude.hookEnded {
 		if l, ok := loopbreaker.ProviderLimitInText(out.limitText(), r.clock.Now()); ok {
 			it.Err = &loopbreaker.LimitError{Limit: l, Err: it.Err}
 			r.limited, limited = iteration, true
@@ -266,8 +266,11 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	case it.Err != nil:
 		r.last = lastError{iteration: iteration, from: from, text: errorLines(it.Err.Error()), log: r.logs.path(iteration)}
 		what := "error"
-		if from == "check" {
+		switch {
+		case from == "check":
 			what = "check failed"
+		case claude.hookReason != "":
+			what = "ended by a hook"
 		}
 		fmt.Fprintf(r.out, "      %s: %s\n", what, firstLine(it.Err.Error()))
 	case it.Noticed != nil:
@@ -433,7 +436,8 @@ func (r *runner) readPlan() (plan, error) {
 // after 15m0s", "timed out (exit 124)", "killed by signal 9 (SIGKILL)"):
 // each is a failure, whose name is its fingerprint. Otherwise it is the
 // error the agent's events tell (Codex's failed turn, or its last
-// command, which failed: Codex exits 0 whatever its commands did), the
+// command, which failed: Codex exits 0 whatever its commands did; a
+// session a hook ended, see hookend.go), the
 // error ExtractError finds in the end of the output (see sampleBytes),
 // what the result event said, or the exit status.
 func iterationError(res result, out *capture, timeout time.Duration) error {
