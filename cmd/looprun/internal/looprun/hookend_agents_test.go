@@ -58,17 +58,19 @@ func TestClaudeCodeSessionsTheHookEndedStopTheLoop(t *testing.T) {
 
 // The same in Codex, whose hooks cannot end a run: looprun's hook
 // interrupts codex exec as Ctrl-C does, and Codex exits 1 with its turn
-// never ended, and no reason in its output. looprun says a hook ended the
-// session, the same words each time: one error, three failures in a row.
+// never ended, and no reason in its output. looprun reads why in its
+// hook's log, in the lines of that thread the run appended: one error,
+// three failures in a row.
 func TestCodexSessionsTheHookEndedStopTheLoop(t *testing.T) {
 	p := newCodexProject(t, fakemodel.Always(failingTest), map[string]string{"login_test.sh": loginTest})
 	installHooks(t, p.repo, "-agent", "codex")
 	out, code := p.looprun(t, []string{"-max-iterations", "6"}, "--trust", "--dangerously-bypass-hook-trust", "fix the tests")
 
 	require.Equal(t, exitTripped, code, out)
-	assert.Equal(t, 3, strings.Count(out, "      error: "+codexInterrupted), "each iteration's line says why:\n%s", out)
+	reason := "looprun hook ended the run: Same action failed 3 times in a row (threshold: 3, error "
+	assert.Equal(t, 3, strings.Count(out, "      ended by a hook: "+reason), "each iteration's line says why:\n%s", out)
 	assert.Contains(t, out, "stopped: 3 consecutive failures (threshold: 3) (exit 3)")
-	assert.Regexp(t, `\n[0-9a-f]{8} +3  `+regexp.QuoteMeta(codexInterrupted), out, "one error, seen 3 times")
+	assert.Regexp(t, `\n[0-9a-f]{8} +3  `+regexp.QuoteMeta(reason), out, "one error, seen 3 times")
 	assert.Len(t, p.threads(), 3, "one session an iteration, no more")
 	assert.Len(t, p.env.Model.Turns(), 15, "each session ended at its fifth turn")
 }

@@ -128,11 +128,17 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		}
 		fmt.Fprintf(r.out, "----- iteration %d%s\n", iteration, what)
 	}
+	hooks := markHookLog(r.o.dir)
 	ticker := r.live.startStatus(r.statusText(iteration, "running"))
 	res, err := r.agent.run(ctx, iteration, r.shown(out))
 	ticker.stop()
 	out.finish()
 	r.endLog(out, log)
+	if c := &out.claude.result; c.hookEnded && c.hookReason == "" {
+		if why := hooks.endedReason(out.claude.session); why != "" {
+			c.hookReason, c.errText = why, why
+		}
+	}
 	claude := out.claude.result
 	if claude.hasCost {
 		claude.usage.CostUSD = r.sessions.runCost(out.claude.session, claude.costUSD)
