@@ -96,8 +96,11 @@ func (c *codexOutput) read(line []byte) bool {
 	for _, prefix := range codexEventTypes {
 		known = known || bytes.HasPrefix(line, prefix)
 	}
+	if !known {
+		return false // the common case: cheap, and nothing decoded
+	}
 	var ev codexEvent
-	if !known || json.Unmarshal(line, &ev) != nil {
+	if json.Unmarshal(line, &ev) != nil {
 		return false
 	}
 	c.seen = true
