@@ -277,3 +277,24 @@ func TestCodexModelLoopingOnAPatchThatDoesNotApplyIsStopped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "package login\n", string(data))
 }
+
+// The Ralph loop inside a Codex session: each time the model ends its
+// turn, the Stop hook sends it back with the prompt, until it keeps its
+// promise.
+func TestCodexRalphLoopRunsUntilThePromise(t *testing.T) {
+	p := newCodexProject(t, fakemodel.Script(
+		fakemodel.Say("Did the first item."),
+		fakemodel.Say("Did the second item."),
+		fakemodel.Say("Every item is done.\n<promise>DONE</promise>"),
+	), map[string]string{"PROMPT.md": "Take the first open item of fix_plan.md and do it.\n"})
+	p.looprun("hooks", "install", "-agent", "codex", "-ralph", "PROMPT.md", "-promise", "DONE")
+
+	run := p.trusted()
+	assert.Equal(t, 0, run.code, run.stderr)
+	require.Len(t, p.env.Model.Turns(), 3, run.stdout)
+	for _, i := range []int{1, 2} {
+		assert.Contains(t, p.turn(i), "Take the first open item of fix_plan.md and do it.", "turn %d", i)
+	}
+	assert.Contains(t, p.turn(2), "No progress in 2 consecutive iterations", "turns that change nothing are warned of")
+	assert.Contains(t, p.hooksLog(), "the Ralph loop ends: the model kept its promise <promise>DONE</promise> after 3 turns")
+}
