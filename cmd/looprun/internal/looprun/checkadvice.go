@@ -31,3 +31,16 @@ func checkAdvice(argv []string, check string) string {
 	return agent + " can exit 0 with its work failing, and only the errors looprun reads of its output tell: " +
 		"give -check a command that fails when the work does (-check 'go test ./...')"
 }
+
+// agentOutput names, for the banner, the agent's own output that looprun
+// reads of the command: Claude Code's JSON output, Codex's JSON events,
+// or, for another command (a script that may run either), both.
+func agentOutput(argv []string) string {
+	switch agent, _ := knownAgent(argv); agent {
+	case "Codex":
+		return "Codex's JSON events (codex exec --json)"
+	case "Claude Code":
+		return "Claude Code's JSON output"
+	}
+	return "Claude Code's and Codex's JSON output"
+}

@@ -212,6 +212,7 @@ func TestAgentsThatExitZeroOnFailureAskForACheck(t *testing.T) {
 	out, code := runBin(t, dir, filepath.Join(dir, "n"), "", "-dir", dir, "-max-iterations", "1", "--", "./codex", "exec")
 	assert.Equal(t, exitLimit, code, out)
 	assert.Contains(t, out, "\nwarning: Codex can exit 0 with its work failing")
+	assert.Contains(t, out, "the status block (RALPH_STATUS), Codex's JSON events (codex exec --json),", "the banner names what it reads")
 	out, _ = runBin(t, dir, filepath.Join(dir, "n"), "", "-dir", dir, "-max-iterations", "1", "-check", "true", "--", "./codex", "exec")
 	assert.NotContains(t, out, "warning: Codex")
 }

@@ -40,7 +40,7 @@ func (r *runner) banner() {
 		} else {
 			watched = append(watched, "changes in the output (no git repository)")
 		}
-		watched = append(watched, "the status block (RALPH_STATUS)", "Claude Code's JSON output")
+		watched = append(watched, "the status block (RALPH_STATUS)", agentOutput(r.o.argv))
 	}
 	marker := "the done marker " + strconv.Quote(r.o.doneMarker)
 	if r.o.doneMarker == "" {
