@@ -177,12 +177,12 @@ func (s *session) beforeTool() (Answer, bool, error) {
 	d := s.steps.Check() // not kept: see keep
 	if !d.Allow {
 		if !d.WaitHelps() {
-			s.h.log.note(s.ev, "ended: %s", d.Reason)
+			s.h.log.note(s.ev, endedNote, d.Reason)
 			return Answer{Deny: refusedWords(d, false), End: endWords(d.Reason, false)}, changed, nil
 		}
 		s.st.Refused++
 		if s.st.Refused > s.h.set.refusals {
-			s.h.log.note(s.ev, "ended after %d refused calls: %s", s.st.Refused-1, d.Reason)
+			s.h.log.note(s.ev, endedRefusedNote, s.st.Refused-1, d.Reason)
 			return Answer{Deny: refusedWords(d, false), End: endWords(d.Reason, true)}, true, nil
 		}
 		s.h.log.note(s.ev, "refused %s: %s", s.ev.Tool, d.Reason)
@@ -262,7 +262,7 @@ func (s *session) afterTool() (Answer, error) {
 	d := s.steps.Check()
 	switch {
 	case !d.Allow && !d.WaitHelps():
-		s.h.log.note(s.ev, "ended: %s", d.Reason)
+		s.h.log.note(s.ev, endedNote, d.Reason)
 		a := Answer{End: endWords(d.Reason, false)}
 		if d.State == loopbreaker.Open && !wasOpen {
 			a.Block = tripWords(d.Reason, s.ev, errText, 0)

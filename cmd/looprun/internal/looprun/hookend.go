@@ -3,9 +3,6 @@ package looprun
 import (
 	"bytes"
 	"encoding/json"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -73,71 +70,4 @@ func (c *claudeOutput) hookEnd(r *claudeResult, ev event) {
 	if c.stopReason != "" {
 		r.errText = c.stopReason
 	}
-}
-
-// hookLog is looprun's hooks' log of the project (.loopbreaker/hooks/
-// events.log, which `looprun hook` writes), as it was before a run: what
-// the run appended tells why the hook ended it, where the agent's output
-// does not (Codex's, Claude Code's without --include-hook-events).
-type hookLog struct {
-	path   string
-	file   os.FileInfo // nil when there was none
-	offset int64
-}
-
-// maxHookLogRead bounds what a run's hooks are read of.
-const maxHookLogRead = 1 << 20
-
-// markHookLog notes where the hooks' log of the project at dir ends.
-func markHookLog(dir string) hookLog {
-	l := hookLog{path: filepath.Join(dir, stateDirName, "hooks", "events.log")}
-	if info, err := os.Stat(l.path); err == nil {
-		l.file, l.offset = info, info.Size()
-	}
-	return l
-}
-
-// endedReason returns why looprun's hook ended session, from the lines
-// of the log written since it was marked; "" when none says so. A log
-// started anew since (it is kept to a size: the old one is moved aside)
-// is read whole.
-func (l hookLog) endedReason(session string) string {
-	if session == "" {
-		return ""
-	}
-	f, err := os.Open(l.path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	offset := l.offset
-	if info, err := f.Stat(); err != nil || l.file == nil || !os.SameFile(info, l.file) || info.Size() < offset {
-		offset = 0
-	}
-	data, err := io.ReadAll(io.LimitReader(io.NewSectionReader(f, offset, maxHookLogRead), maxHookLogRead))
-	if err != nil {
-		return ""
-	}
-	return endedInHookLog(string(data), session)
-}
-
-// endedInHookLog returns the reason of the last line of log that says the
-// hook ended session's run: "<time> session <id> <event>: ended: <reason>"
-// or "...: ended after <n> refused calls: <reason>".
-func endedInHookLog(log, session string) string {
-	reason := ""
-	for line := range strings.Lines(log) {
-		_, rest, ok := strings.Cut(strings.TrimSpace(line), " session "+session+" ")
-		if !ok {
-			continue
-		}
-		_, what, _ := strings.Cut(rest, ": ") // after the event's name
-		if !strings.HasPrefix(what, "ended: ") && !strings.HasPrefix(what, "ended after ") {
-			continue
-		}
-		if _, why, _ := strings.Cut(what, ": "); strings.TrimSpace(why) != "" {
-			reason = "looprun hook ended the run: " + why
-		}
-	}
-	return reason
 }

@@ -1,8 +1,6 @@
 package looprun
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -100,74 +98,6 @@ func FuzzHookEnd(f *testing.F) {
 		err := iterationError(result{}, c, time.Minute)
 		if !r.isError || err == nil || strings.TrimSpace(err.Error()) == "" {
 			t.Fatalf("a hook's end that is no failure: %+v, %v", r, err)
-		}
-	})
-}
-
-// The hooks' log names the reason a session's run was ended: the last
-// such line of that session counts, and no other line, nor another
-// session's, nor one written before the run.
-func TestHookLogTellsWhyTheHookEndedTheRun(t *testing.T) {
-	const session = "01a218dd-62d8-7d72-aabc-84c89327f04e"
-	// Lines as looprun hook writes them.
-	tripped := "2026-11-26T17:19:07Z session " + session + " PostToolUse: tripped: Same action failed 3 times in a row (threshold: 3, error 5f0e11a2): Bash {\"command\":\"sh login_test.sh\"}\n"
-	refused := "2026-11-26T17:19:08Z session " + session + " PreToolUse: refused Bash: Same action failed 3 times in a row (threshold: 3, error 5f0e11a2)\n"
-	endedAfter := "2026-11-26T17:19:09Z session " + session + " PreToolUse: ended after 1 refused calls: Same action failed 3 times in a row (threshold: 3, error 5f0e11a2)\n"
-	spend := "2026-11-26T17:19:10Z session " + session + " PreToolUse: ended: Spend cap reached: $1.35 over the loop's life (cap: $1.00)\n"
-	other := "2026-11-26T17:19:11Z session 0199aaaa-0000-7000-8000-000000000000 PreToolUse: ended: Spend cap reached: $2.00 over the loop's life (cap: $2.00)\n"
-	tests := []struct {
-		name, log, want string
-	}{
-		{"after refused calls", tripped + refused + endedAfter, "looprun hook ended the run: Same action failed 3 times in a row (threshold: 3, error 5f0e11a2)"},
-		{"at a spend cap", spend, "looprun hook ended the run: Spend cap reached: $1.35 over the loop's life (cap: $1.00)"},
-		{"the last of two", endedAfter + spend, "looprun hook ended the run: Spend cap reached: $1.35 over the loop's life (cap: $1.00)"},
-		{"a trip and a refusal end nothing", tripped + refused, ""},
-		{"a refusal that quotes an end", "2026-11-26T17:19:08Z session " + session + " PreToolUse: refused Bash: the run ended: twice\n", ""},
-		{"another session's end", other, ""},
-		{"no log", "", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, endedInHookLog(tt.log, session))
-		})
-	}
-
-	dir := t.TempDir()
-	path := filepath.Join(dir, stateDirName, "hooks", "events.log")
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, []byte(spend), 0o644))
-	mark := markHookLog(dir)
-	assert.Empty(t, mark.endedReason(session), "written before the run")
-	appendTo(t, path, tripped+refused+endedAfter)
-	assert.Equal(t, "looprun hook ended the run: Same action failed 3 times in a row (threshold: 3, error 5f0e11a2)", mark.endedReason(session))
-	assert.Empty(t, mark.endedReason(""), "no session: no reason")
-
-	// The log started anew during the run, as the hook keeps it to a
-	// size: the new one is read whole.
-	mark = markHookLog(dir)
-	require.NoError(t, os.Rename(path, path+".1"))
-	require.NoError(t, os.WriteFile(path, []byte(spend+spend+endedAfter), 0o644))
-	assert.Equal(t, "looprun hook ended the run: Same action failed 3 times in a row (threshold: 3, error 5f0e11a2)", mark.endedReason(session))
-}
-
-// appendTo appends text to the file at path.
-func appendTo(t *testing.T, path, text string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	require.NoError(t, err)
-	_, err = f.WriteString(text)
-	require.NoError(t, err)
-	require.NoError(t, f.Close())
-}
-
-// Any log is read without a panic, and a reason found is never empty.
-func FuzzHookLog(f *testing.F) {
-	f.Add("2026-11-26T17:19:09Z session s1 PreToolUse: ended after 1 refused calls: Same action failed\n", "s1")
-	f.Add("x session s1 PreToolUse: ended: \n session s1 : ended: y", "s1")
-	f.Fuzz(func(t *testing.T, log, session string) {
-		got := endedInHookLog(log, session)
-		if got != "" && strings.TrimSpace(strings.TrimPrefix(got, "looprun hook ended the run: ")) == "" {
-			t.Fatalf("an empty reason: %q", got)
 		}
 	})
 }

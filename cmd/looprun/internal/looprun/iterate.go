@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/hook"
 )
 
 // maxErrorLines bounds the lines of an error looprun shows at the prompt
@@ -128,14 +129,14 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		}
 		fmt.Fprintf(r.out, "----- iteration %d%s\n", iteration, what)
 	}
-	hooks := markHookLog(r.o.dir)
+	hooks := hook.MarkLog(r.o.dir)
 	ticker := r.live.startStatus(r.statusText(iteration, "running"))
 	res, err := r.agent.run(ctx, iteration, r.shown(out))
 	ticker.stop()
 	out.finish()
 	r.endLog(out, log)
 	if c := &out.claude.result; c.hookEnded && c.hookReason == "" {
-		if why := hooks.endedReason(out.claude.session); why != "" {
+		if why := hooks.EndedReason(out.claude.session); why != "" {
 			c.hookReason, c.errText = why, why
 		}
 	}
