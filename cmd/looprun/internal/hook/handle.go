@@ -210,7 +210,8 @@ func (s *session) beforeTool() (Answer, bool, error) {
 
 // recordEnded records the calls that ended with no hook after them
 // (Agent.SilentFailures) as failed steps, their result the error, and
-// returns the last of them; false when there was none.
+// returns the last of them; false when there was none. The caller keeps
+// the breaker, before its Check.
 func (s *session) recordEnded() (endedCall, bool) {
 	ended := s.st.Transcript.Ended
 	if len(ended) == 0 {
@@ -224,7 +225,6 @@ func (s *session) recordEnded() (endedCall, bool) {
 	}
 	last := ended[len(ended)-1]
 	s.st.Turn.LastError = last.Result
-	s.keep()
 	return last, true
 }
 
