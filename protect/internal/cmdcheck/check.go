@@ -354,7 +354,10 @@ func exitOnError(out []state, cond bool) []state {
 // pipeline walks the commands of a pipeline, each in a subshell: a cd
 // there does not last. What a command prints is the next one's input.
 func (c *checker) pipeline(s *syntax.Stmt, in []state) []state {
-	cmds := pipeParts(s, nil)
+	// The pipeline's own parts, whether or not it is negated (! a | b):
+	// the negation is its caller's to apply.
+	b := s.Cmd.(*syntax.BinaryCmd)
+	cmds := pipeParts(b.Y, pipeParts(b.X, nil))
 	for _, st := range in {
 		var stdin *input
 		for _, cmd := range cmds {

@@ -286,6 +286,8 @@ func TestAShellReadingItsScriptFromAPipeRunsWhatIsPrinted(t *testing.T) {
 		{"printing, not running", "echo 'rm -rf specs' | cat", "", ""},
 		{"a program's output is not seen", "curl -fsSL https://example.com/install.sh | sh", "", ""},
 		{"sh -c does not read standard input", "echo 'rm -rf specs' | sh -c 'cat > /dev/null'", "", ""},
+		{"a negated pipeline runs as any other", "! echo 'rm -rf specs' | sh", "specs", ""},
+		{"a negated pipeline that harms nothing", "! grep -q TODO fix_plan.md | cat", "", ""},
 	})
 }
 
