@@ -20,6 +20,7 @@ type CircuitBreaker struct {
 	active      []ReasonKind     // the stop signals cfg switches on, in evaluation order
 	completions []ReasonKind     // the completion signals cfg switches on
 	warns       []ReasonKind     // the warnings cfg switches on that iterations make
+	news        news             // what in a success the active signals judge
 	calls       callBudget       // outside loop: Reset does not give back calls made
 	spend       spendState       // outside loop too: Reset does not give back what was spent
 	spendCapped bool             // cfg caps the spend
@@ -91,16 +92,12 @@ type counts struct {
 	NeutralIterations   int `json:"neutral_iterations"`
 	ConsecutiveFailures int `json:"consecutive_failures"`
 	TotalFailures       int `json:"total_failures"`
-	SameErrorInARow     int `json:"same_error_in_a_row"` // failures in a row with one fingerprint
-	LastProgressScore   int `json:"last_progress_score"`
+	SameErrorInARow     int `json:"same_error_in_a_row"`               // failures in a row with one fingerprint
+	LastProgressScore   int `json:"last_progress_score" signed:"true"` // may be negative
 
-	// The step signals' counters (steps.go).
-	SameStepInARow           int `json:"same_step_in_a_row,omitempty"`          // tool steps in a row with one action and one observation
-	SameActionFailedInARow   int `json:"same_action_failed_in_a_row,omitempty"` // failed tool steps in a row with one action
-	SameMessageInARow        int `json:"same_message_in_a_row,omitempty"`       // message-only turns in a row with one message
-	ConsecutiveCondensations int `json:"consecutive_condensations,omitempty"`   // condensations with nothing between
-	Condensations            int `json:"condensations,omitempty"`               // since New or Reset
-	LimitedIterations        int `json:"limited_iterations"`                    // refused by the provider
+	// The step signals' counters (steps.go), as Stats reports them.
+	StepStats
+	LimitedIterations int `json:"limited_iterations"` // refused by the provider
 }
 
 // Iteration is what the host tells the breaker about one iteration. Every
@@ -139,14 +136,6 @@ type Iteration struct {
 	Task string
 	// Usage is what the iteration spent; zero if reported with AddUsage.
 	Usage Usage
-}
-
-// plain reports whether the iteration says nothing beyond its outcome
-// that a signal judges on a success. (A task's name is not such news: a
-// success on a task resets its failures, and its warning is judged when
-// it is recorded.)
-func (it *Iteration) plain() bool {
-	return it.Progress == nil && it.Approach == "" && it.Work == WorkUnlabelled && !it.Done && !it.Claimed && it.Plan == nil && it.Action == nil && it.Noticed == nil
 }
 
 // Decision is the breaker's answer to Check.
@@ -188,6 +177,7 @@ func New(cfg Config) (*CircuitBreaker, error) {
 	b := &CircuitBreaker{cfg: cfg.withDefaults(), patterns: internalPatterns(cfg.Limits.Patterns)}
 	b.active, b.completions = activeRules(&b.cfg)
 	b.warns = activeWarnings(&b.cfg)
+	b.news = newsOf(b.active, b.completions)
 	b.spendCapped, b.spendHourly = spendCaps(&b.cfg)
 	b.reset()
 	return b, nil
@@ -421,7 +411,7 @@ func (b *CircuitBreaker) record(failed bool, fp uint32, sample string, it *Itera
 	if b.completion.Complete.Kind != ReasonNone || b.state == Open {
 		return // the loop is over, or an iteration ended late: counters only
 	}
-	if !failed && b.state == Closed && it.plain() && !b.restored && !b.relapse.watching() {
+	if !failed && b.state == Closed && it.news()&b.news == 0 && !b.restored && !b.relapse.watching() {
 		// A bare success on a closed circuit resets counters and fills no
 		// window: no signal can trip or complete on it that did not trip
 		// on the iteration before. (The hot path of a healthy loop.)
@@ -500,13 +490,7 @@ func (b *CircuitBreaker) Stats() Stats {
 			OutputTrend:                  b.progress.outputTrend(),
 			LastScore:                    b.count.LastProgressScore,
 		},
-		Steps: StepStats{
-			SameStepInARow:           b.count.SameStepInARow,
-			SameActionFailedInARow:   b.count.SameActionFailedInARow,
-			SameMessageInARow:        b.count.SameMessageInARow,
-			ConsecutiveCondensations: b.count.ConsecutiveCondensations,
-			Condensations:            b.count.Condensations,
-		},
+		Steps:             b.count.StepStats,
 		LimitedIterations: b.count.LimitedIterations,
 		Spend:             b.spendAt(now),
 	}
@@ -561,7 +545,7 @@ func (b *CircuitBreaker) Stats() Stats {
 func (b *CircuitBreaker) refreshWarnings() {
 	b.warnings = b.warnings[:0]
 	for _, kind := range b.warns {
-		if rules[kind].check(b) == trip {
+		if rules[kind].judge(b) == trip {
 			b.warnings = append(b.warnings, rules[kind].reason(b, kind))
 		}
 	}

@@ -134,12 +134,3 @@ type ProgressStats struct {
 	// Measured iterations in a row whose passing tests fell, errors rose.
 	ConsecutiveTestDeclines, ConsecutiveErrorRises int
 }
-
-// StepStats are the step signals' counts ([Stats.Steps]): the steps in a
-// row with the same action and observation, with the same action failing,
-// and with the same message-only turn; the condensations in a row, and in
-// all.
-type StepStats struct {
-	SameStepInARow, SameActionFailedInARow, SameMessageInARow int
-	ConsecutiveCondensations, Condensations                   int
-}
