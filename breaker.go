@@ -157,6 +157,11 @@ type Decision struct {
 	// RetryAfter is how long until asking again may help; zero when
 	// allowed and for a refusal no waiting ends.
 	RetryAfter time.Duration
+	// Short are the signals one bad step short of opening the circuit,
+	// each with [Reason.Short] set and its evidence, in the order they are
+	// judged; nil when none is, and when refused. [Reason.ForModel] says
+	// what each means to a model. The caller's.
+	Short []Reason
 }
 
 // Err returns nil when d allows the iteration, else a [*RefusedError]
@@ -205,15 +210,49 @@ func (b *CircuitBreaker) Check() Decision {
 	b.mu.Lock()
 	if b.state == Closed && b.completion.Complete.Kind == ReasonNone && b.cfg.Spend.MaxCallsPerHour <= 0 && len(b.warnings) == 0 &&
 		b.limit.reason.Kind == ReasonNone && !b.spendCapped {
-		b.mu.Unlock()
-		return Decision{Allow: true, State: Closed}
+		defer b.mu.Unlock()
+		return Decision{Allow: true, State: Closed, Short: b.shortNow()}
 	}
-	return b.check()
+	return b.check(true)
+}
+
+// CheckAction asks whether a tool call the model proposes may run, before
+// it runs. It refuses, as Check does, while the circuit is open or a limit,
+// a spend cap, the call budget or completion holds; and it refuses the call
+// that would complete a loop of the step signals if it ran and came out as
+// it did the times before: the same call failing once more
+// ([ReasonRepeatedActionError]), the same call with the same result once
+// more ([ReasonRepeatedActionObservation]). Such a refusal opens the
+// circuit, as the call would have after it ran; its reason has
+// [Reason.Proposed] set, and nothing is recorded. CheckAction takes no
+// probe: in HalfOpen it judges the call alone, for a host that asks Check
+// once per model turn and CheckAction per tool call. A message-only action
+// is judged as Check judges, without the probe.
+func (b *CircuitBreaker) CheckAction(a Action) Decision {
+	action := a.fingerprint32() // outside the lock: the costly part
+	b.mu.Lock()
+	d := b.check(false)
+	if !d.Allow || a.IsMessage() {
+		return d
+	}
+	b.mu.Lock()
+	defer b.unlock()
+	if b.state == Open || b.completion.Complete.Kind != ReasonNone {
+		return d // changed while unlocked: Check again says why
+	}
+	reason, ok := b.proposal(action)
+	if !ok {
+		return d
+	}
+	now := b.cfg.Now()
+	b.trip(reason, now)
+	return Decision{State: b.state, Reason: b.reason, RetryAfter: b.retryAfter(now)}
 }
 
 // check is Check past its fast path, called with b.mu held; it releases
-// it.
-func (b *CircuitBreaker) check() Decision {
+// it. A half-open circuit lets its probe through only when probe is set
+// (Check); otherwise (CheckAction) it allows without taking it.
+func (b *CircuitBreaker) check(probe bool) Decision {
 	defer b.unlock()
 	if done := b.completion.Complete; done.Kind != ReasonNone {
 		return Decision{State: b.state, Reason: done, Complete: true}
@@ -261,8 +300,13 @@ func (b *CircuitBreaker) check() Decision {
 	d.Allow = true
 	if b.state == HalfOpen {
 		d.Reason = b.reason
-		d.Allow = b.takeProbe()
-		d.Probe = d.Allow
+		if probe {
+			d.Allow = b.takeProbe()
+			d.Probe = d.Allow
+		}
+	}
+	if d.Allow {
+		d.Short = b.shortNow()
 	}
 	return d
 }

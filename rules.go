@@ -151,6 +151,17 @@ type rule struct {
 	// narrower signal that would otherwise be hidden by a broader one
 	// tripping on the same iteration.
 	early bool
+	// advice says, for a model, what a trip of the signal means ("You
+	// made the same call 3 times..."); warning what being one step short
+	// means and what one more such step does; try what to do instead, as
+	// "Do not make this call again: " goes on ([Reason.ForModel]).
+	advice, warning func(r Reason) string
+	try             string
+	// propose reports whether the proposed tool call, of the action
+	// fingerprint given, would trip the signal if it ran and came out as
+	// the same call did before ([CircuitBreaker.CheckAction]); with b.mu
+	// held. The evidence is then the steps before it.
+	propose func(b *CircuitBreaker, action uint32) bool
 	// recurs reports, during the relapse watch after a recovery from an
 	// open with reason r of this kind, whether the iteration just
 	// recorded shows the signal again (one failure again, one iteration
@@ -214,6 +225,10 @@ var rules = [...]rule{
 			return Reason{Count: b.count.ConsecutiveFailures, Threshold: b.cfg.Failures.MaxConsecutive}
 		},
 		recurs: failedAgain,
+		advice: func(r Reason) string { return fmt.Sprintf("Your last %d tool calls all failed.", r.Count) },
+		warning: func(r Reason) string {
+			return fmt.Sprintf("your last %d tool calls failed; one more failure, and your tool calls are stopped.", r.Count)
+		},
 	},
 	ReasonSameErrorInARow: {
 		name:  "same_error_in_a_row",
@@ -233,6 +248,10 @@ var rules = [...]rule{
 			}
 		},
 		recurs: sameErrorAgain,
+		advice: func(r Reason) string { return fmt.Sprintf("The same error came back %d times.", r.Count) },
+		warning: func(r Reason) string {
+			return fmt.Sprintf("the same error has come back %d times; once more, and your tool calls are stopped. What you are trying does not reach its cause.", r.Count)
+		},
 	},
 	ReasonSameError: {
 		name:  "same_error",
@@ -257,6 +276,10 @@ var rules = [...]rule{
 		},
 		news:   newsNoticed,
 		recurs: sameErrorAgain,
+		advice: func(r Reason) string { return fmt.Sprintf("The same error came back %d times.", r.Count) },
+		warning: func(r Reason) string {
+			return fmt.Sprintf("the same error has come back %d times; once more, and your tool calls are stopped. What you are trying does not reach its cause.", r.Count)
+		},
 	},
 	ReasonNoProgress: {
 		name:  "no_progress",
@@ -284,6 +307,8 @@ var rules = [...]rule{
 		},
 		news:   newsProgress,
 		recurs: func(b *CircuitBreaker, _ Reason) bool { return b.progress.measured && !b.progress.made },
+		advice: func(r Reason) string { return fmt.Sprintf("Nothing changed in %d iterations in a row.", r.Count) },
+		try:    "plan the task again from a fresh look at it, or break it into smaller steps",
 	},
 	ReasonProgressScore: {
 		name:  "progress_score",
@@ -367,6 +392,10 @@ var rules = [...]rule{
 		recurs: func(b *CircuitBreaker, _ Reason) bool {
 			return b.progress.measured && b.progress.ConsecutivePermissionDenials > 0
 		},
+		advice: func(r Reason) string {
+			return fmt.Sprintf("Your calls were denied permission in %d iterations in a row.", r.Count)
+		},
+		try: "ask the user for the permission, or do the work another way",
 	},
 	ReasonCircularApproach: {
 		name:  "circular_approach",
@@ -392,6 +421,10 @@ var rules = [...]rule{
 		},
 		news:   newsApproach,
 		recurs: circlingAgain,
+		advice: func(Reason) string {
+			return "You keep going back to approaches you already tried, and none resolves the task."
+		},
+		try: "step back, look for the root cause, and try an approach you have not tried yet",
 	},
 	ReasonTestFixLoop: {
 		name:  "test_fix_loop",
@@ -424,6 +457,8 @@ var rules = [...]rule{
 			st := &b.stagnation
 			return st.workAdded && st.works.n > 0 && st.works.at(st.works.n-1) == WorkTestFix
 		},
+		advice: func(Reason) string { return "You keep fixing the tests instead of the code they test." },
+		try:    "question what the tests assume, and make what you implement smaller",
 	},
 	ReasonProbeFailed: {
 		name:  "probe_failed",
@@ -530,6 +565,11 @@ var rules = [...]rule{
 		recurs: func(b *CircuitBreaker, r Reason) bool {
 			return b.lastFailed && b.tasks.named && b.tasks.Task == r.Task
 		},
+		advice: func(r Reason) string { return fmt.Sprintf("The task failed %d times in a row.", r.Count) },
+		warning: func(r Reason) string {
+			return fmt.Sprintf("task %q has failed %d times in a row; once more, and your tool calls are stopped. Check what it needs first.", r.Task, r.Count)
+		},
+		try: "check what the task needs first (a step before it, a dependency, a setting), or break it into smaller ones",
 	},
 	ReasonRelapse: {
 		name:  "relapse",
@@ -617,7 +657,7 @@ var rules = [...]rule{
 		name:  "repeated_action_observation",
 		class: ClassStop,
 		text: func(r Reason) string {
-			return withAction(fmt.Sprintf("Same action with the same observation %d times in a row (threshold: %d)", r.Count, r.Threshold), r.Action)
+			return withAction(fmt.Sprintf("Same action with the same observation %d times in a row%s (threshold: %d)", r.Count, refusedCall(r), r.Threshold), r.Action)
 		},
 		thresholds: []Threshold{{Field: "Steps.MaxRepeatedAction", About: "the same action with the same observation, in a row", Default: 4,
 			Min: 2, Max: maxWindow, why: "a repetition takes two",
@@ -632,12 +672,27 @@ var rules = [...]rule{
 			}
 		},
 		news: newsAction,
+		advice: func(r Reason) string {
+			if r.Proposed {
+				return fmt.Sprintf("You made this call %d times in a row and it returned the same result each time: it was not run again.", r.Count)
+			}
+			return fmt.Sprintf("You made the same call %d times in a row and it returned the same result each time: it will not change.", r.Count)
+		},
+		warning: func(r Reason) string {
+			return fmt.Sprintf("this call has returned the same result %d times in a row (%s); make it once more and your tool calls are stopped. It will not change: try something different.", r.Count, r.Action)
+		},
+		try: "the result will not change; use what it told you, or do something else",
+		propose: func(b *CircuitBreaker, action uint32) bool {
+			last, ok := b.steps.last()
+			limit := b.cfg.Steps.MaxRepeatedAction
+			return ok && !last.message && !last.failed && last.action == action && limit > 1 && b.count.SameStepInARow == limit-1
+		},
 	},
 	ReasonRepeatedActionError: {
 		name:  "repeated_action_error",
 		class: ClassStop,
 		text: func(r Reason) string {
-			return withAction(fmt.Sprintf("Same action failed %d times in a row (threshold: %d, error %s)", r.Count, r.Threshold, r.Fingerprint), r.Action)
+			return withAction(fmt.Sprintf("Same action failed %d times in a row%s (threshold: %d, error %s)", r.Count, refusedCall(r), r.Threshold, r.Fingerprint), r.Action)
 		},
 		thresholds: []Threshold{{Field: "Steps.MaxRepeatedActionError", About: "the same action failing, in a row", Default: 3,
 			Min: 2, Max: maxWindow, why: "a repetition takes two",
@@ -648,10 +703,25 @@ var rules = [...]rule{
 				Count:       b.count.SameActionFailedInARow,
 				Threshold:   b.cfg.Steps.MaxRepeatedActionError,
 				Fingerprint: formatFingerprint(b.lastFingerprint),
+				Sample:      b.samples.latest(b.lastFingerprint),
 				Action:      b.steps.texts[1],
 			}
 		},
 		news: newsAction,
+		advice: func(r Reason) string {
+			if r.Proposed {
+				return fmt.Sprintf("You made this call %d times in a row and it failed each time: it would fail again, so it was not run.", r.Count)
+			}
+			return fmt.Sprintf("You made the same call %d times in a row and it failed each time: it will fail again.", r.Count)
+		},
+		warning: func(r Reason) string {
+			return fmt.Sprintf("this call has failed %d times in a row (%s); make it again and your tool calls are stopped. Try something different.", r.Count, r.Action)
+		},
+		propose: func(b *CircuitBreaker, action uint32) bool {
+			last, ok := b.steps.last()
+			limit := b.cfg.Steps.MaxRepeatedActionError
+			return ok && !last.message && last.failed && last.action == action && limit > 1 && b.count.SameActionFailedInARow == limit-1
+		},
 	},
 	ReasonMonologue: {
 		name:  "monologue",
@@ -672,6 +742,13 @@ var rules = [...]rule{
 			}
 		},
 		news: newsAction,
+		advice: func(r Reason) string {
+			return fmt.Sprintf("You wrote the same message %d times in a row without calling a tool.", r.Count)
+		},
+		warning: func(r Reason) string {
+			return fmt.Sprintf("you have written the same message %d times in a row; once more and you are stopped. Take the next step, or end your turn.", r.Count)
+		},
+		try: "take the next step of the task with a tool",
 	},
 	ReasonAlternatingActions: {
 		name:  "alternating_actions",
@@ -696,7 +773,9 @@ var rules = [...]rule{
 				Action:      b.steps.alternatingText(),
 			}
 		},
-		news: newsAction,
+		news:   newsAction,
+		advice: func(Reason) string { return "You keep going round the same steps, and their results do not change." },
+		try:    "step back, look for the root cause, and try an approach you have not tried yet",
 	},
 	ReasonCondensationLoop: {
 		name:  "condensation_loop",
@@ -712,6 +791,10 @@ var rules = [...]rule{
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{Count: b.count.ConsecutiveCondensations, Threshold: b.cfg.Steps.MaxCondensations}
 		},
+		advice: func(r Reason) string {
+			return fmt.Sprintf("Your context was condensed %d times in a row with nothing done between.", r.Count)
+		},
+		try: "take a smaller step, reading less at once",
 	},
 	ReasonProtectedFiles: {
 		name:  "protected_files",
@@ -783,6 +866,10 @@ var rules = [...]rule{
 			return Reason{Count: b.completion.ConsecutiveClaims, Threshold: b.cfg.Progress.MaxClaims}
 		},
 		news: newsClaimed,
+		advice: func(r Reason) string {
+			return fmt.Sprintf("You said the work is done %d times in a row without the done signal.", r.Count)
+		},
+		try: "check the plan again: if all of it is done, give the done signal; otherwise take the next open item and do not say the work is done",
 	},
 	ReasonGaveUp: {
 		name:     "gave_up",
@@ -805,6 +892,15 @@ func withAction(text, action string) string {
 		return text
 	}
 	return text + ": " + action
+}
+
+// refusedCall says, for a reason a proposed call tripped
+// ([Reason.Proposed]), that the call was refused; "" otherwise.
+func refusedCall(r Reason) string {
+	if !r.Proposed {
+		return ""
+	}
+	return "; the " + ordinal(r.Count+1) + " call was refused before it ran"
 }
 
 // withMessage returns text, followed by ": " and msg when msg is not empty.
@@ -920,7 +1016,9 @@ func (b *CircuitBreaker) shortNow() []Reason {
 	var short []Reason
 	for _, kind := range b.active {
 		if r := &rules[kind]; r.shortOf(b) {
-			short = append(short, r.reason(b, kind))
+			reason := r.reason(b, kind)
+			reason.Short = true
+			short = append(short, reason)
 		}
 	}
 	return short
@@ -999,6 +1097,20 @@ func (b *CircuitBreaker) evaluate() (Reason, verdict) {
 		return Reason{}, pass
 	}
 	return rules[watched].reason(b, watched), watch
+}
+
+// proposal returns the reason of the first active signal that the
+// proposed call of action would trip ([CircuitBreaker.CheckAction]).
+// Called with b.mu held.
+func (b *CircuitBreaker) proposal(action uint32) (Reason, bool) {
+	for _, kind := range b.active {
+		if r := &rules[kind]; r.propose != nil && r.propose(b, action) {
+			reason := r.reason(b, kind)
+			reason.Proposed = true
+			return reason, true
+		}
+	}
+	return Reason{}, false
 }
 
 // reason returns the rule's evidence as a Reason of its kind.

@@ -35,6 +35,13 @@ type Reason struct {
 	// CostUSD is the dollars spent against the cap MaxCostUSD.
 	CostUSD    float64 `json:"cost_usd,omitempty"`
 	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
+	// Short says the signal has not tripped but is one step short of it
+	// ([Decision.Short]): Count is one below Threshold.
+	Short bool `json:"short,omitempty"`
+	// Proposed says the call that would have tripped the signal was
+	// refused before it ran ([CircuitBreaker.CheckAction]): Count is what
+	// the steps before it made, one below Threshold.
+	Proposed bool `json:"proposed,omitempty"`
 }
 
 // String returns the reason's text, without the error text (see Detail);

@@ -278,6 +278,14 @@ func (st *stepState) alternatingText() string {
 	return st.texts[0] + " | " + st.texts[1]
 }
 
+// last returns the last step; false before the first.
+func (st *stepState) last() (stepRecord, bool) {
+	if st.steps.n == 0 {
+		return stepRecord{}, false
+	}
+	return st.steps.at(st.steps.n - 1), true
+}
+
 // lastAction returns the fingerprint of the last step's action.
 func (st *stepState) lastAction() string {
 	if st.steps.n == 0 {
