@@ -172,7 +172,9 @@ func TestInstalledFromAModuleProxyAsUsersDo(t *testing.T) {
 	goIn(user, "mod", "init", "example.com/user")
 	var imports strings.Builder
 	for _, m := range libraries {
-		fmt.Fprintf(&imports, "\t_ %q\n", m.path)
+		for _, pkg := range importable(t, r, m) {
+			fmt.Fprintf(&imports, "\t_ %q\n", pkg)
+		}
 	}
 	main := "package main\n\nimport (\n" + imports.String() + ")\n\nfunc main() {}\n"
 	require.NoError(t, os.WriteFile(filepath.Join(user, "main.go"), []byte(main), 0o644))
@@ -185,4 +187,26 @@ func TestInstalledFromAModuleProxyAsUsersDo(t *testing.T) {
 		assert.Contains(t, list, m.path+" "+r.version+"\n")
 	}
 	t.Logf("installed %d commands and %d libraries at %s from the tree in %s", len(commands), len(libraries), r.version, time.Since(start).Round(time.Second))
+}
+
+// importable returns the packages of m a user can import: all but its
+// commands, its internal packages and those of tests alone.
+func importable(t *testing.T, r *repo, m *repoModule) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-e", "-f", "{{.ImportPath}} {{.Name}} {{len .GoFiles}}", "./...")
+	cmd.Dir = filepath.Join(r.root, filepath.FromSlash(m.dir))
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list in %s", m.dir)
+	var pkgs []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[1] == "main" || f[2] == "0" {
+			continue
+		}
+		if p := f[0]; !strings.Contains(p+"/", "/internal/") {
+			pkgs = append(pkgs, p)
+		}
+	}
+	require.NotEmpty(t, pkgs, "%s has no package to import", m.path)
+	return pkgs
 }
