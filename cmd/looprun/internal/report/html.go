@@ -704,21 +704,39 @@ func (p *page) hookTable(v *loopView) {
 	p.s("</tbody></table>\n</section>\n")
 }
 
+// rowChunk is how many rows of the iterations' table a tbody holds.
+const rowChunk = 250
+
 // iterationTable writes a row of each iteration, linked to its log.
 func (p *page) iterationTable(v *loopView) {
 	if len(v.runs) == 0 {
 		return
 	}
 	p.s("<section id=iterations><h2>Iterations</h2>\n")
-	p.s("<table class=runs><thead><tr><th>#<th>started<th>took<th>result<th>circuit<th>files<th>tests<th>score<th>risk<th>in a row<th>error<th>cost<th>tokens<th>task<th>log</thead><tbody>\n")
-	for _, e := range v.runs {
+	p.s("<table class=runs><colgroup><col class=n><col class=t><col class=t><col class=r><col class=c><col class=n><col class=n><col class=n><col class=c><col class=n><col class=err><col class=t><col class=t><col class=task><col class=n></colgroup>\n")
+	p.s("<thead><tr><th>#<th>started<th>took<th>result<th>circuit<th>files<th>tests<th>score<th>risk<th>in a row<th>error<th>cost<th>tokens<th>task<th>log</thead>\n")
+	for i, e := range v.runs {
+		// The rows in bodies of rowChunk, which the browser lays out only
+		// when they come into view: a page of 10,000 opens at once.
+		if i%rowChunk == 0 {
+			if i > 0 {
+				p.s("</tbody>")
+			}
+			p.f("<tbody style=\"contain-intrinsic-size:auto %dpx\">\n", 22*min(rowChunk, len(v.runs)-i))
+		}
 		r := e.Run
 		res := r.Result
 		if r.Probe {
 			res += "*"
 		}
-		p.f("<tr id=i%d class=%s><td>%d<td>%s<td>%s<td>%s<td>%s<td>%d<td>%s<td>%s<td>%s<td>%d<td>",
-			e.Iteration, r.Result, e.Iteration, esc(p.clock(r.Started)), esc(duration(r.Duration)), esc(res), esc(e.State),
+		// A limited run is no iteration: the same runs again, under the
+		// same number, and the link goes to that.
+		id := "i"
+		if r.Result == journal.ResultLimited || r.Result == journal.ResultStopped {
+			id = "l"
+		}
+		p.f("<tr id=%s%d class=%s><td>%d<td>%s<td>%s<td><b>%s</b><td>%s<td>%d<td>%s<td>%s<td>%s<td>%d<td>",
+			id, e.Iteration, r.Result, e.Iteration, esc(p.clock(r.Started)), esc(duration(r.Duration)), esc(res), esc(e.State),
 			r.Files, esc(testsColumn(r.Tests)), esc(score(r.Score)), esc(r.Risk), r.Consecutive)
 		if r.Fingerprint != "" {
 			p.f("<a href=\"#e%s\"><code>%s</code></a> %s", esc(r.Fingerprint), esc(r.Fingerprint), esc(firstLine(r.Error, 120)))
@@ -865,8 +883,9 @@ pre{white-space:pre-wrap;word-break:break-word;margin:2px 0;font-size:12px;backg
 .legend{font-size:12px;color:#555;display:flex;flex-wrap:wrap;gap:14px}.legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-2px;border-radius:2px}
 .legend i.hatch{background:repeating-linear-gradient(45deg,#c9a3d6 0 3px,#fff 3px 6px)}
 table{border-collapse:collapse;background:#fff;font-size:13px;width:100%}th,td{border-bottom:1px solid #eee;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f0f0f0;position:sticky;top:0}
-.runs td:nth-child(1),.runs td:nth-child(6),.runs td:nth-child(8),.runs td:nth-child(10),.runs td:nth-child(12),.runs td:nth-child(13){text-align:right}
-tr.failed td:nth-child(4){color:var(--failed);font-weight:600}tr.limited td:nth-child(4){color:var(--limited);font-weight:600}tr.stopped td:nth-child(4){color:var(--stopped);font-weight:700}tr.ok td:nth-child(4){color:var(--ok)}
+.runs{table-layout:fixed}.runs tbody{content-visibility:auto}.runs td{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+col.n{width:4em}col.t{width:5.5em}col.r{width:5em}col.c{width:6.5em}col.task{width:12em}col.err{width:auto}
+.runs b{font-weight:600}.failed b{color:var(--failed)}.limited b{color:var(--limited)}.stopped b{color:var(--stopped)}.ok b{color:var(--ok);font-weight:400}
 tr.circuit_opened td,tr.gave_up td,tr.protected_files td{background:#fff0f0}tr.circuit_closed td{background:#f0fff0}tr.skipped td{color:#999;text-decoration:line-through}tr.current td{font-weight:600}
 tr:target td{background:#fff8c4!important}a{color:#1565c0}code{font-size:12px}
 `
