@@ -57,6 +57,7 @@ type Session struct {
 	pending  []pendingCall // the calls of the last turn, in order, until recorded
 	refused  int           // tool calls refused in a row
 	refusal  loopbreaker.Decision
+	last     *loopbreaker.Action // the last tool call recorded
 	saveErr  error // the last failed save, until BeforeModel returns it
 	recordMu sync.Mutex
 }
@@ -241,7 +242,10 @@ func (s *Session) meterCall(u loopbreaker.Usage) {
 // the call's result instead: what was refused, why, and what to do. A
 // refused call is not a step: nothing ran.
 func (s *Session) BeforeTool(c Call) (refusal string, refused bool) {
-	d := checkAction(s.cb, c.action())
+	s.mu.Lock()
+	last := s.last
+	s.mu.Unlock()
+	d := checkAction(s.cb, s.set.opts.Config, c.action(), last)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d.Allow {
@@ -320,6 +324,11 @@ func (s *Session) record(it loopbreaker.Iteration) {
 // held, which keeps the steps in order.
 func (s *Session) recordLocked(it loopbreaker.Iteration) {
 	s.cb.Record(it)
+	if it.Action != nil && !it.Action.IsMessage() {
+		s.mu.Lock()
+		s.last = it.Action
+		s.mu.Unlock()
+	}
 	s.save()
 }
 

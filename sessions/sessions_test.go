@@ -93,6 +93,18 @@ func failStep(sess *sessions.Session, id, tool, args, msg string) (string, bool)
 	return "", false
 }
 
+// stuck records the same failing call three times, as a host that asks
+// nothing before a call does: the circuit opens.
+func stuck(t *testing.T, sess *sessions.Session) {
+	t.Helper()
+	for i := range 3 {
+		c := sessions.Call{ID: fmt.Sprint("stuck", i), Tool: "edit", Args: `{"old":"x"}`}
+		sess.AfterModel(sessions.Turn{Calls: []sessions.Call{c}})
+		sess.AfterTool(c, "", errors.New("no match for old text"))
+	}
+	require.Equal(t, loopbreaker.Open, sess.Breaker().State())
+}
+
 // Two keys are two breakers; the same key is the same session.
 func TestEachKeyHasABreakerOfItsOwn(t *testing.T) {
 	set, _ := newSet(t, sessions.Options{})
@@ -102,10 +114,7 @@ func TestEachKeyHasABreakerOfItsOwn(t *testing.T) {
 	assert.Equal(t, "app/alice/1", a.Key())
 	assert.Equal(t, 2, set.Len())
 
-	for i := range 3 {
-		require.NoError(t, a.BeforeModel(context.Background()))
-		failStep(a, fmt.Sprint(i), "read_file", `{"path":"x"}`, "no such file")
-	}
+	stuck(t, a)
 	assert.ErrorIs(t, a.BeforeModel(context.Background()), loopbreaker.ErrOpen, "alice's loop is stuck")
 	assert.NoError(t, b.BeforeModel(context.Background()), "bob's is not")
 }
@@ -116,10 +125,7 @@ func TestTheLeastRecentlyUsedSessionIsFreedAndRestored(t *testing.T) {
 	store := newMemStore()
 	set, _ := newSet(t, sessions.Options{Store: store, MaxSessions: 2})
 	a := get(t, set, "a")
-	for i := range 3 {
-		failStep(a, fmt.Sprint(i), "read_file", `{}`, "boom")
-	}
-	require.Equal(t, loopbreaker.Open, a.Breaker().State())
+	stuck(t, a)
 	get(t, set, "b")
 	get(t, set, "a") // a used again: b is the least recent
 	get(t, set, "c")
@@ -293,9 +299,7 @@ func TestALimitPastTheDeadlineIsNotWaitedFor(t *testing.T) {
 func TestAnOpenCircuitEndsTheRunAndIsNotWaitedOut(t *testing.T) {
 	set, clock := newSet(t, sessions.Options{})
 	sess := get(t, set, "s")
-	for i := range 3 {
-		failStep(sess, fmt.Sprint(i), "edit", `{"old":"x"}`, "no match")
-	}
+	stuck(t, sess)
 	err := sess.BeforeModel(context.Background())
 	require.ErrorIs(t, err, loopbreaker.ErrOpen)
 	assert.Contains(t, err.Error(), `loopbreaker stopped session "s": `)
@@ -390,22 +394,24 @@ func TestACallThatNeverEndsIsPassedOver(t *testing.T) {
 	assert.Equal(t, 1, sess.Breaker().Stats().Iterations)
 }
 
-// While the circuit is open a tool call is refused, with words the model
-// can act on, and is no step; a model that goes on making refused calls
-// ends the run.
+// The call that would complete a repeat is refused before it runs, with
+// words the model can act on, and is no step; so is every call while the
+// circuit is open. A model that goes on making refused calls ends the run.
 func TestRefusedCallsAreNoStepsAndAModelThatIgnoresThemIsStopped(t *testing.T) {
 	set, _ := newSet(t, sessions.Options{MaxRefusals: 2})
 	sess := get(t, set, "s")
-	for i := range 3 {
-		failStep(sess, fmt.Sprint(i), "edit", `{"old":"x"}`, "no match")
+	for i := range 2 {
+		_, refused := failStep(sess, fmt.Sprint(i), "edit", `{"old":"x"}`, "no match")
+		require.False(t, refused)
 	}
-	before := sess.Breaker().Stats().Iterations
-	words, refused := failStep(sess, "4", "edit", `{"old":"x"}`, "no match")
-	require.True(t, refused)
-	assert.Contains(t, words, `loopbreaker refused this call (edit {"old":"x"}): Same action failed 3 times in a row`)
+	words, refused := failStep(sess, "3", "edit", `{"old":"x"}`, "no match")
+	require.True(t, refused, "the third would complete the repeat")
+	assert.Contains(t, words, `loopbreaker refused this call (edit {"old":"x"}) before it ran: Same action failed 2 times in a row (threshold: 3`)
 	assert.Contains(t, words, "It did not run.")
-	assert.Equal(t, before, sess.Breaker().Stats().Iterations, "not recorded")
-	_, refused = failStep(sess, "5", "edit", `{"old":"y"}`, "no match")
+	assert.Equal(t, 2, sess.Breaker().Stats().Iterations, "not recorded")
+	assert.NoError(t, sess.BeforeModel(context.Background()), "the model may read why and change course")
+
+	_, refused = failStep(sess, "4", "edit", `{"old":"x"}`, "no match")
 	require.True(t, refused)
 	err := sess.BeforeModel(context.Background())
 	assert.ErrorIs(t, err, sessions.ErrIgnoredRefusals)
@@ -413,7 +419,21 @@ func TestRefusedCallsAreNoStepsAndAModelThatIgnoresThemIsStopped(t *testing.T) {
 	assert.True(t, sessions.IsStop(err))
 
 	sess.UserMessage()
-	assert.ErrorIs(t, sess.BeforeModel(context.Background()), loopbreaker.ErrOpen, "a new message forgets the refusals, not the circuit")
+	assert.NoError(t, sess.BeforeModel(context.Background()), "a new message forgets the refusals")
+	_, refused = failStep(sess, "5", "edit", `{"old":"y"}`, "no match")
+	assert.False(t, refused, "another call runs")
+}
+
+// While the circuit is open every call is refused, and the model is told
+// for how long.
+func TestACallWhileTheCircuitIsOpenIsRefused(t *testing.T) {
+	set, _ := newSet(t, sessions.Options{})
+	sess := get(t, set, "s")
+	stuck(t, sess)
+	words, refused := sess.BeforeTool(sessions.Call{Tool: "ls", Args: `{}`})
+	require.True(t, refused)
+	assert.Contains(t, words, `loopbreaker refused this call (ls {}): your tool calls are stopped: Same action failed 3 times in a row`)
+	assert.Contains(t, words, "for the next 30s")
 }
 
 // With UserMessageCloses, the person's new message closes an open circuit.
@@ -421,9 +441,7 @@ func TestANewMessageClosesTheCircuitWhenTheHostOptsIn(t *testing.T) {
 	for _, closes := range []bool{false, true} {
 		set, _ := newSet(t, sessions.Options{UserMessageCloses: closes})
 		sess := get(t, set, "s")
-		for i := range 3 {
-			failStep(sess, fmt.Sprint(i), "edit", `{}`, "no match")
-		}
+		stuck(t, sess)
 		sess.UserMessage()
 		err := sess.BeforeModel(context.Background())
 		if closes {
