@@ -58,7 +58,7 @@ type Session struct {
 	refused  int           // tool calls refused in a row
 	refusal  loopbreaker.Decision
 	last     *loopbreaker.Action // the last tool call recorded
-	saveErr  error // the last failed save, until BeforeModel returns it
+	saveErr  error               // the last failed save, until BeforeModel returns it
 	recordMu sync.Mutex
 }
 
