@@ -33,11 +33,11 @@ const Refused = "loopbreaker refused this call ("
 func Stories() []Story {
 	var newArgs []Turn
 	for i := range 12 {
-		newArgs = append(newArgs, calls("edit", fmt.Sprintf(`{"path":"parse.go","old":"return %d"}`, i)))
+		newArgs = append(newArgs, calls("edit", fmt.Sprintf(`{"old":"return %d","path":"parse.go"}`, i)))
 	}
 	var cycle []Turn
 	for range 15 {
-		cycle = append(cycle, calls("read_file", `{"path":"parse.go"}`), calls("edit", `{"path":"parse.go","old":"return 0"}`), calls("run_tests", `{}`))
+		cycle = append(cycle, calls("read_file", `{"path":"parse.go"}`), calls("edit", `{"old":"return 0","path":"parse.go"}`), calls("run_tests", `{}`))
 	}
 	cycle = append(cycle, answer("I could not make the test pass."))
 	readBoth := calls("read_file", `{"path":"parse.go"}`, "read_file", `{"path":"parse_test.go"}`)
@@ -74,7 +74,7 @@ func Stories() []Story {
 				calls("list_files", `{}`),
 				calls("read_file", `{"path":"parse.go"}`),
 				calls("run_tests", `{}`),
-				calls("patch", `{"path":"parse.go","diff":"return len(s)"}`),
+				calls("patch", `{"diff":"return len(s)","path":"parse.go"}`),
 				calls("run_tests", `{}`),
 				answer("Fixed: Parse returns the length; the tests pass."),
 			},
