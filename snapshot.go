@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/loopbreaker/loopbreaker/internal/errtext"
@@ -446,6 +448,31 @@ func (s Snapshot) Validate() error {
 	return nil
 }
 
+// validate reports the first of the counters that is negative, by its
+// JSON name: every counter of counts, those of the embedded structs too.
+func (c *counts) validate() error {
+	return nonNegative(reflect.ValueOf(c).Elem())
+}
+
+// nonNegative reports the first int field of the struct v, or of a struct
+// it embeds, that is negative, but for those tagged signed.
+func nonNegative(v reflect.Value) error {
+	t := v.Type()
+	for i := range t.NumField() {
+		f, fv := t.Field(i), v.Field(i)
+		switch {
+		case f.Anonymous && fv.Kind() == reflect.Struct:
+			if err := nonNegative(fv); err != nil {
+				return err
+			}
+		case fv.Kind() == reflect.Int && fv.Int() < 0 && f.Tag.Get("signed") == "":
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			return fmt.Errorf("%s is negative (%d)", name, fv.Int())
+		}
+	}
+	return nil
+}
+
 func (s *snapshotData) validate() error {
 	if s.Version < 1 || s.Version > SnapshotVersion {
 		return fmt.Errorf("unsupported version %d (this build reads versions 1 to %d)", s.Version, SnapshotVersion)
@@ -482,29 +509,18 @@ func (s *snapshotData) validate() error {
 	if err := s.validateLimitAndSpend(); err != nil {
 		return err
 	}
-	counts := []struct {
+	if err := s.counts.validate(); err != nil {
+		return err
+	}
+	for _, c := range []struct {
 		name string
 		n    int
 	}{
-		{"opens", s.Opens},
-		{"consecutive_opens", s.ConsecutiveOpens},
-		{"iterations", s.Iterations},
-		{"neutral_iterations", s.NeutralIterations},
-		{"consecutive_failures", s.ConsecutiveFailures},
-		{"total_failures", s.TotalFailures},
 		{"evicted_errors", s.EvictedErrors},
 		{"last_fingerprint_count", s.LastFingerprintCount},
-		{"same_error_in_a_row", s.SameErrorInARow},
-		{"limited_iterations", s.LimitedIterations},
 		{"progress.consecutive_no_progress", s.Progress.ConsecutiveNoProgress},
 		{"progress.consecutive_permission_denials", s.Progress.ConsecutivePermissionDenials},
-		{"same_step_in_a_row", s.SameStepInARow},
-		{"same_action_failed_in_a_row", s.SameActionFailedInARow},
-		{"same_message_in_a_row", s.SameMessageInARow},
-		{"consecutive_condensations", s.ConsecutiveCondensations},
-		{"condensations", s.Condensations},
-	}
-	for _, c := range counts {
+	} {
 		if c.n < 0 {
 			return fmt.Errorf("%s is negative (%d)", c.name, c.n)
 		}

@@ -76,9 +76,7 @@ func (b *CircuitBreaker) held() bool {
 func (k ReasonKind) Held() bool { return heldKind(k) }
 
 // heldKind is Held.
-func heldKind(k ReasonKind) bool {
-	return k == ReasonForcedOpen || k == ReasonAborted || k == ReasonProtectedFiles || k == ReasonGaveUp
-}
+func heldKind(k ReasonKind) bool { return int(k) < len(rules) && rules[k].held }
 
 // retryAfter returns the time left until an open circuit lets the probe
 // through; zero for a circuit held open, which no time ends.

@@ -132,6 +132,18 @@ func compactJSONSpace(t string) string {
 	return b.String()
 }
 
+// StepStats are the step signals' counts ([Stats.Steps]): the steps in a
+// row with the same action and observation, with the same action failing,
+// and with the same message-only turn; the condensations in a row, and in
+// all.
+type StepStats struct {
+	SameStepInARow           int `json:"same_step_in_a_row,omitempty"`          // tool steps in a row with one action and one observation
+	SameActionFailedInARow   int `json:"same_action_failed_in_a_row,omitempty"` // failed tool steps in a row with one action
+	SameMessageInARow        int `json:"same_message_in_a_row,omitempty"`       // message-only turns in a row with one message
+	ConsecutiveCondensations int `json:"consecutive_condensations,omitempty"`   // condensations with nothing between
+	Condensations            int `json:"condensations,omitempty"`               // since New or Reset
+}
+
 // stepFacts is what the step signals learn from one recorded iteration,
 // worked out before the breaker's lock is taken (fingerprinting is the
 // costly part).
@@ -266,6 +278,14 @@ func (st *stepState) alternatingText() string {
 	return st.texts[0] + " | " + st.texts[1]
 }
 
+// last returns the last step; false before the first.
+func (st *stepState) last() (stepRecord, bool) {
+	if st.steps.n == 0 {
+		return stepRecord{}, false
+	}
+	return st.steps.at(st.steps.n - 1), true
+}
+
 // lastAction returns the fingerprint of the last step's action.
 func (st *stepState) lastAction() string {
 	if st.steps.n == 0 {
@@ -284,7 +304,7 @@ func (b *CircuitBreaker) recordCondensation(now time.Time) {
 	if b.completion.Complete.Kind != ReasonNone || b.state == Open {
 		return
 	}
-	if b.cfg.Steps.MaxCondensations >= 0 && rules[ReasonCondensationLoop].check(b) == trip {
+	if b.cfg.Steps.MaxCondensations >= 0 && rules[ReasonCondensationLoop].judge(b) == trip {
 		b.trip(rules[ReasonCondensationLoop].reason(b, ReasonCondensationLoop), now)
 		return
 	}
