@@ -54,11 +54,9 @@ type Session struct {
 
 	mu       sync.Mutex
 	used     time.Time
-	pending  []pendingCall // the calls of the last turn, in order, until recorded
-	refused  int           // tool calls refused in a row
-	refusal  loopbreaker.Decision
-	last     *loopbreaker.Action // the last tool call recorded
-	saveErr  error               // the last failed save, until BeforeModel returns it
+	pending  []pendingCall                   // the calls of the last turn, in order, until recorded
+	warned   map[loopbreaker.ReasonKind]bool // the signals one short the model was told of
+	saveErr  error                           // the last failed save, until BeforeModel returns it
 	recordMu sync.Mutex
 }
 
@@ -102,13 +100,10 @@ func (s *Session) Save(ctx context.Context) error {
 }
 
 // UserMessage tells the session that the person wrote a new message: the
-// steps of the last turn are recorded, the refusals in a row forgotten,
-// and, with [Options.UserMessageCloses], an open circuit is closed.
+// steps of the last turn are recorded, and, with
+// [Options.UserMessageCloses], an open circuit is closed.
 func (s *Session) UserMessage() {
 	s.flush(true)
-	s.mu.Lock()
-	s.refused = 0
-	s.mu.Unlock()
 	if s.set.opts.UserMessageCloses && s.cb.State() == loopbreaker.Open {
 		s.cb.Resume()
 		s.save()
@@ -123,20 +118,16 @@ func (s *Session) UserMessage() {
 // (errors.Is(err, loopbreaker.ErrOpen), ErrGaveUp, ErrSpendCap, ...) and
 // says why. An open circuit is not waited out: its cooldown may be
 // minutes, and a run that waits for it holds its user as long; the next
-// run after the cooldown is the probe. A model that went on making
-// refused tool calls ([Options.MaxRefusals]) ends the run too
-// ([ErrIgnoredRefusals]), as does a failed save of the breaker to the store.
+// run after the cooldown is the probe. A failed save of the breaker to the
+// store ends the run too.
 func (s *Session) BeforeModel(ctx context.Context) error {
 	s.flush(true)
 	s.mu.Lock()
-	saveErr, refused, refusal := s.saveErr, s.refused, s.refusal
+	saveErr := s.saveErr
 	s.saveErr = nil
 	s.mu.Unlock()
 	if saveErr != nil {
 		return fmt.Errorf("sessions: session %q: saving the breaker: %w", s.key, saveErr)
-	}
-	if max := s.set.opts.MaxRefusals; max > 0 && refused >= max {
-		return fmt.Errorf("loopbreaker stopped session %q: %w (%d in a row): %w", s.key, ErrIgnoredRefusals, refused, refusal.Err())
 	}
 	waited := time.Duration(0)
 	for {
@@ -237,25 +228,23 @@ func (s *Session) meterCall(u loopbreaker.Usage) {
 }
 
 // BeforeTool asks the breaker about a tool call before it runs. It returns
-// false when the call may run. When it is refused (it would complete a
-// loop, or the circuit is open), it returns the words the model reads as
-// the call's result instead: what was refused, why, and what to do. A
-// refused call is not a step: nothing ran.
+// false when the call may run. It is refused while the circuit is open,
+// and when it would complete a repeat (the same call failing, or returning
+// the same result, once more than the breaker lets pass), which opens the
+// circuit as the call would have after it ran. A refused call is no step,
+// nothing ran: the words returned are what the model reads as the call's
+// result instead (the rule, the call and its error, what to do instead),
+// and the next model call ends the run with the reason.
 func (s *Session) BeforeTool(c Call) (refusal string, refused bool) {
-	s.mu.Lock()
-	last := s.last
-	s.mu.Unlock()
-	d := checkAction(s.cb, s.set.opts.Config, c.action(), last)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	d := checkAction(s.cb, c.action())
 	if d.Allow {
-		s.refused = 0
 		return "", false
 	}
-	s.refused++
-	s.refusal = d
+	s.mu.Lock()
 	s.dropPendingLocked(c.ID)
-	return wordsForModel(d, c), true
+	s.mu.Unlock()
+	s.save()
+	return wordsForModel(d), true
 }
 
 // dropPendingLocked forgets a call of the turn that will not end (it was
@@ -274,19 +263,32 @@ func (s *Session) dropPendingLocked(id string) {
 // in the model's order as soon as those before them have ended; a call
 // that never ends (interrupted, long-running) is passed over at the next
 // model call.
-func (s *Session) AfterTool(c Call, observation string, err error) {
+//
+// It returns a warning for the model to read beside the call's result,
+// "" for none: a signal is one step short of stopping its calls ("this
+// call has failed 2 times in a row; make it again and your tool calls are
+// stopped"). Each is said once while it holds.
+func (s *Session) AfterTool(c Call, observation string, err error) (warning string) {
 	step := loopbreaker.Iteration{Action: c.action(), Observation: observation, Err: err}
 	s.mu.Lock()
+	found := false
 	for i := range s.pending {
 		if p := &s.pending[i]; p.id == c.ID && !p.ended {
-			p.ended, p.step = true, step
-			s.mu.Unlock()
-			s.flush(false)
-			return
+			p.ended, p.step, found = true, step, true
+			break
 		}
 	}
 	s.mu.Unlock()
-	s.record(step)
+	if found {
+		s.flush(false)
+	} else {
+		s.record(step)
+	}
+	short := shortNow(s.cb)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	warning, s.warned = warningWords(short, s.warned)
+	return warning
 }
 
 // flush records the ended calls of the turn at its head, in order; with
@@ -324,11 +326,6 @@ func (s *Session) record(it loopbreaker.Iteration) {
 // held, which keeps the steps in order.
 func (s *Session) recordLocked(it loopbreaker.Iteration) {
 	s.cb.Record(it)
-	if it.Action != nil && !it.Action.IsMessage() {
-		s.mu.Lock()
-		s.last = it.Action
-		s.mu.Unlock()
-	}
 	s.save()
 }
 
@@ -361,10 +358,9 @@ func (s *Session) ObserveLimit(l loopbreaker.Limit) { s.cb.ObserveLimit(l); s.sa
 // LiftLimit lifts a provider limit the provider got past (transport.Meter).
 func (s *Session) LiftLimit(source string) { s.cb.LiftLimit(source); s.save() }
 
-// IsStop reports whether err is a run ended by a session's breaker (or
-// by a model that ignored its refusals), rather than a failure of the
-// framework, the model or a tool.
+// IsStop reports whether err is a run ended by a session's breaker, rather
+// than a failure of the framework, the model or a tool.
 func IsStop(err error) bool {
 	var refused *loopbreaker.RefusedError
-	return errors.As(err, &refused) || errors.Is(err, ErrIgnoredRefusals)
+	return errors.As(err, &refused)
 }

@@ -34,8 +34,8 @@
 //				continue
 //			}
 //			out, err := run(call)
-//			sess.AfterTool(call, out, err)
-//			...
+//			warning := sess.AfterTool(call, out, err) // "this call has failed 2 times in a row; ..."
+//			results = append(results, out+"\n"+warning)
 //		}
 //	}
 //
@@ -62,7 +62,6 @@ const (
 	DefaultMaxSessions = 10000
 	DefaultIdleTimeout = time.Hour
 	DefaultMaxWait     = time.Minute
-	DefaultMaxRefusals = 3
 )
 
 // Options configure a [Set]. The zero value is usable: each session's
@@ -88,11 +87,6 @@ type Options struct {
 	// deadline; a longer one ends the run with its error. 0:
 	// DefaultMaxWait; negative: never wait.
 	MaxWait time.Duration
-	// MaxRefusals is how many tool calls in a row may be refused before
-	// [Session.BeforeModel] ends the run: a model that goes on making
-	// refused calls is not listening. 0: DefaultMaxRefusals; negative:
-	// never end it for that.
-	MaxRefusals int
 	// DoneOnAnswer records a turn in which the model only wrote text (its
 	// answer) as the agent's done signal. Leave it false for a chat
 	// agent: an answer ends a run, not the work, and a breaker that
@@ -105,10 +99,6 @@ type Options struct {
 	// its cooldown ends.
 	UserMessageCloses bool
 }
-
-// ErrIgnoredRefusals is matched (errors.Is) by the error that ends a run in
-// which the model went on making tool calls that were refused.
-var ErrIgnoredRefusals = errors.New("the model went on making refused tool calls")
 
 // ErrClosed is returned by the calls of a Set that has been closed.
 var ErrClosed = errors.New("sessions: the set is closed")
@@ -141,9 +131,6 @@ func New(opts Options) (*Set, error) {
 	}
 	if opts.MaxWait == 0 {
 		opts.MaxWait = DefaultMaxWait
-	}
-	if opts.MaxRefusals == 0 {
-		opts.MaxRefusals = DefaultMaxRefusals
 	}
 	now := opts.Config.Now
 	if now == nil {

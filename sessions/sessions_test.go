@@ -216,7 +216,6 @@ func TestNewRejectsABadConfig(t *testing.T) {
 	assert.Equal(t, sessions.DefaultMaxSessions, o.MaxSessions)
 	assert.Equal(t, sessions.DefaultIdleTimeout, o.IdleTimeout)
 	assert.Equal(t, sessions.DefaultMaxWait, o.MaxWait)
-	assert.Equal(t, sessions.DefaultMaxRefusals, o.MaxRefusals)
 }
 
 // A store's loop name is the key when it can be, else a name made of it
@@ -394,34 +393,52 @@ func TestACallThatNeverEndsIsPassedOver(t *testing.T) {
 	assert.Equal(t, 1, sess.Breaker().Stats().Iterations)
 }
 
-// The call that would complete a repeat is refused before it runs, with
-// words the model can act on, and is no step; so is every call while the
-// circuit is open. A model that goes on making refused calls ends the run.
-func TestRefusedCallsAreNoStepsAndAModelThatIgnoresThemIsStopped(t *testing.T) {
-	set, _ := newSet(t, sessions.Options{MaxRefusals: 2})
+// The step one short of a repeat comes with a warning for the model,
+// said once; the call that would complete the repeat is refused before it
+// runs, with words the model can act on, is no step, and opens the
+// circuit: the next model call ends the run.
+func TestTheCallThatWouldCompleteARepeatIsRefusedBeforeItRuns(t *testing.T) {
+	set, _ := newSet(t, sessions.Options{})
 	sess := get(t, set, "s")
-	for i := range 2 {
-		_, refused := failStep(sess, fmt.Sprint(i), "edit", `{"old":"x"}`, "no match")
-		require.False(t, refused)
-	}
-	words, refused := failStep(sess, "3", "edit", `{"old":"x"}`, "no match")
-	require.True(t, refused, "the third would complete the repeat")
-	assert.Contains(t, words, `loopbreaker refused this call (edit {"old":"x"}) before it ran: Same action failed 2 times in a row (threshold: 3`)
-	assert.Contains(t, words, "It did not run.")
-	assert.Equal(t, 2, sess.Breaker().Stats().Iterations, "not recorded")
-	assert.NoError(t, sess.BeforeModel(context.Background()), "the model may read why and change course")
+	c := sessions.Call{ID: "1", Tool: "edit", Args: `{"old":"x"}`}
+	sess.AfterModel(sessions.Turn{Calls: []sessions.Call{c}})
+	assert.Empty(t, sess.AfterTool(c, "", errors.New("no match")))
+	c.ID = "2"
+	sess.AfterModel(sessions.Turn{Calls: []sessions.Call{c}})
+	_, refused := sess.BeforeTool(c)
+	require.False(t, refused)
+	warning := sess.AfterTool(c, "", errors.New("no match"))
+	assert.Contains(t, warning, `loopbreaker warning: this call has failed 2 times in a row (edit {"old":"x"}); make it again and your tool calls are stopped`)
+	other := sessions.Call{ID: "3", Tool: "ls", Args: `{}`}
+	sess.AfterModel(sessions.Turn{Calls: []sessions.Call{other}})
+	assert.Empty(t, sess.AfterTool(other, "a b", nil), "said once")
 
-	_, refused = failStep(sess, "4", "edit", `{"old":"x"}`, "no match")
-	require.True(t, refused)
+	c.ID = "4"
+	sess.AfterModel(sessions.Turn{Calls: []sessions.Call{other, c}})
+	require.Equal(t, loopbreaker.Closed, sess.Breaker().State())
+	words, refused := sess.BeforeTool(c)
+	require.False(t, refused, "ls came between: no repeat")
+	sess.AfterTool(other, "a b", nil)
+	sess.AfterTool(c, "", errors.New("no match"))
+
+	c.ID = "5"
+	sess.AfterModel(sessions.Turn{Calls: []sessions.Call{c}})
+	sess.BeforeTool(c)
+	sess.AfterTool(c, "", errors.New("no match"))
+	c.ID = "6"
+	sess.AfterModel(sessions.Turn{Calls: []sessions.Call{c}})
+	before := sess.Breaker().Stats().Iterations
+	words, refused = sess.BeforeTool(c)
+	require.True(t, refused, "the third in a row would complete the repeat")
+	assert.Contains(t, words, `loopbreaker stopped your tool calls: Same action failed 2 times in a row; the 3rd call was refused before it ran`)
+	assert.Contains(t, words, "Tool calls are refused for the next 30s.")
+	assert.Equal(t, before, sess.Breaker().Stats().Iterations, "not recorded")
 	err := sess.BeforeModel(context.Background())
-	assert.ErrorIs(t, err, sessions.ErrIgnoredRefusals)
 	assert.ErrorIs(t, err, loopbreaker.ErrOpen)
 	assert.True(t, sessions.IsStop(err))
-
-	sess.UserMessage()
-	assert.NoError(t, sess.BeforeModel(context.Background()), "a new message forgets the refusals")
-	_, refused = failStep(sess, "5", "edit", `{"old":"y"}`, "no match")
-	assert.False(t, refused, "another call runs")
+	var refusedErr *loopbreaker.RefusedError
+	require.ErrorAs(t, err, &refusedErr)
+	assert.True(t, refusedErr.Reason.Proposed)
 }
 
 // While the circuit is open every call is refused, and the model is told
@@ -432,8 +449,8 @@ func TestACallWhileTheCircuitIsOpenIsRefused(t *testing.T) {
 	stuck(t, sess)
 	words, refused := sess.BeforeTool(sessions.Call{Tool: "ls", Args: `{}`})
 	require.True(t, refused)
-	assert.Contains(t, words, `loopbreaker refused this call (ls {}): your tool calls are stopped: Same action failed 3 times in a row`)
-	assert.Contains(t, words, "for the next 30s")
+	assert.Contains(t, words, `loopbreaker stopped your tool calls: Same action failed 3 times in a row`)
+	assert.Contains(t, words, "Tool calls are refused for the next 30s.")
 }
 
 // With UserMessageCloses, the person's new message closes an open circuit.

@@ -14,10 +14,11 @@
 // and a stop ends the run with an error that errors.Is matches with
 // loopbreaker's sentinels (loopbreaker.ErrOpen, ErrGaveUp, ErrSpendCap,
 // ...), which the runner's iterator yields. Each tool call is one step,
-// recorded once, in the model's order, parallel calls included; the call
-// that would complete a loop is refused before it runs, and the model
-// reads why as the call's result ({"error": "loopbreaker refused this
-// call ..."}). A turn of text only is a message step, and an answer is
+// recorded once, in the model's order, parallel calls included. A step
+// one short of a loop comes with a warning the model reads beside its
+// result; the call that would complete the loop is refused before it runs,
+// and the model reads why as the call's result ({"error": "loopbreaker
+// stopped your tool calls: ..."}), and the run ends at the next model call. A turn of text only is a message step, and an answer is
 // not the done signal, so the person's next message runs. The usage each
 // response reports is priced at the response's model, so a dollar cap
 // holds; a model error that is a provider limit puts the limit in force.
@@ -274,11 +275,24 @@ func (b *Breaker) afterTool(ctx agent.Context, t tool.Tool, args, result map[str
 	if err != nil {
 		return nil, err
 	}
-	if toolErr == nil {
-		toolErr = resultError(result)
+	stepErr := toolErr
+	if stepErr == nil {
+		stepErr = resultError(result)
 	}
-	sess.AfterTool(call(ctx, t, args), jsonText(result), toolErr)
-	return nil, nil
+	warning := sess.AfterTool(call(ctx, t, args), jsonText(result), stepErr)
+	if warning == "" {
+		return nil, nil
+	}
+	// The model reads the warning beside the result.
+	if toolErr != nil {
+		return nil, fmt.Errorf("%w\n%s", toolErr, warning)
+	}
+	withWarning := make(map[string]any, len(result)+1)
+	for k, v := range result {
+		withWarning[k] = v
+	}
+	withWarning["loopbreaker"] = warning
+	return withWarning, nil
 }
 
 // runnable is what a tool ADK runs has: a call of another tool (one the

@@ -221,10 +221,10 @@ func Config(clock *loopbreakertest.Clock, change func(*loopbreaker.Config)) loop
 }
 
 // Reference is what the hand-written loop did with a story's steps: a
-// bare breaker, asked before every model turn (Check) and told every
-// tool call's step (Record), no more.
+// bare breaker, asked before every model turn (Check) and before every
+// tool call (CheckAction), and told every tool call's step (Record).
 type Reference struct {
-	// Steps counts the tool steps it recorded.
+	// Steps counts the tool steps it ran.
 	Steps int
 	// Stop is the reason it stopped; zero when the script answered.
 	Stop loopbreaker.Reason
@@ -259,8 +259,13 @@ func RunReference(t *testing.T, s Story) Reference {
 			return ref
 		}
 		for _, c := range turn.Calls {
+			a := loopbreaker.Action{Tool: c.Tool, Args: c.Args}
+			if d := cb.CheckAction(a); !d.Allow {
+				ref.Stop = d.Reason
+				return ref
+			}
 			out, err := tools.Run(c.Tool, c.Args)
-			cb.Record(loopbreaker.Iteration{Action: &loopbreaker.Action{Tool: c.Tool, Args: c.Args}, Observation: out, Err: err})
+			cb.Record(loopbreaker.Iteration{Action: &a, Observation: out, Err: err})
 			ref.Steps++
 		}
 	}

@@ -58,11 +58,11 @@ func chat(sess *sessions.Session, s frameworktest.Setup, history *[]string) erro
 				continue
 			}
 			out, err := s.Tools.Run(c.Tool, c.Args)
-			sess.AfterTool(c, out, err)
+			warning := sess.AfterTool(c, out, err)
 			if err != nil {
 				out = "error: " + err.Error()
 			}
-			*history = append(*history, "tool: "+out)
+			*history = append(*history, "tool: "+out+"\n"+warning)
 		}
 	}
 }

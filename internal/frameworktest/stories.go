@@ -3,7 +3,6 @@ package frameworktest
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,8 +25,8 @@ func calls(toolAndArgs ...string) Turn {
 // answer is a turn with the final text.
 func answer(text string) Turn { return Turn{Text: text} }
 
-// Refused is how the words for the model begin, for a refused call.
-const Refused = "loopbreaker refused this call ("
+// Warned is how the warning the model reads one step short begins.
+const Warned = "loopbreaker warning: this call has failed 2 times in a row"
 
 // Stories returns the stories, in order.
 func Stories() []Story {
@@ -49,8 +48,11 @@ func Stories() []Story {
 			Check: func(t *testing.T, got Result, ref Reference) {
 				stoppedLikeTheHandWrittenLoop(t, got, ref)
 				assert.Equal(t, loopbreaker.ReasonRepeatedActionError, ref.Stop.Kind)
-				require.ErrorIs(t, got.Err(), sessions.ErrIgnoredRefusals, "the third read was refused before it ran, and so were the model's tries after it")
-				assert.Contains(t, strings.Join(got.Requests, "\n"), Refused+`read_file {"path":"report.csv"}) before it ran: Same action failed 2 times in a row`)
+				require.ErrorIs(t, got.Err(), loopbreaker.ErrOpen)
+				assert.Contains(t, got.Err().Error(), "the 3rd call was refused before it ran")
+				assert.Len(t, got.Ran, 2)
+				require.Len(t, got.Requests, 3, "the third read was refused before it ran, and the next model call with it")
+				assert.Contains(t, got.Requests[2], Warned+` (read_file {"path":"report.csv"})`)
 			},
 		},
 		{
@@ -129,7 +131,7 @@ func Stories() []Story {
 			Check: func(t *testing.T, got Result, ref Reference) {
 				stoppedLikeTheHandWrittenLoop(t, got, ref)
 				require.ErrorIs(t, got.Err(), loopbreaker.ErrSpendCap)
-				assert.Len(t, got.Ran, 3)
+				assert.Len(t, got.Ran, 2, "the third model call spent the last cents: its call is refused")
 			},
 		},
 		{
@@ -137,17 +139,15 @@ func Stories() []Story {
 			Script: []Turn{
 				calls("read_file", `{"path":"report.csv"}`),
 				calls("read_file", `{"path":"report.csv"}`),
-				calls("read_file", `{"path":"report.csv"}`),
 				answer("report.csv is not there; I cannot summarise it."),
 			},
 			Check: func(t *testing.T, got Result, _ Reference) {
 				require.NoError(t, got.Err(), "the model read why and answered")
-				assert.Len(t, got.Ran, 2, "the third read did not run")
-				require.Len(t, got.Requests, 4)
-				assert.NotContains(t, got.Requests[2], Refused)
-				assert.Contains(t, got.Requests[3], Refused+`read_file {"path":"report.csv"}) before it ran`)
-				assert.Contains(t, got.Requests[3], "Do not make this call again")
-				assert.Equal(t, 2, got.Session.Breaker().Stats().Iterations-1, "two reads and the answer: the refusal is no step")
+				assert.Len(t, got.Ran, 2)
+				require.Len(t, got.Requests, 3)
+				assert.NotContains(t, got.Requests[1], Warned)
+				assert.Contains(t, got.Requests[2], Warned+` (read_file {"path":"report.csv"}); make it again and your tool calls are stopped`)
+				assert.Equal(t, loopbreaker.Closed, got.Session.Breaker().State())
 			},
 		},
 		{
@@ -166,8 +166,7 @@ func Stories() []Story {
 
 // stoppedLikeTheHandWrittenLoop says that the framework's run stopped at
 // the step where the hand-written loop stopped, for the same reason: the
-// step that completed the loop ran and tripped the breaker, or was
-// refused before it ran.
+// same tool calls ran, and the same refusal ended it.
 func stoppedLikeTheHandWrittenLoop(t *testing.T, got Result, ref Reference) {
 	t.Helper()
 	err := got.Err()
@@ -180,9 +179,6 @@ func stoppedLikeTheHandWrittenLoop(t *testing.T, got Result, ref Reference) {
 	var refused *loopbreaker.RefusedError
 	require.True(t, errors.As(err, &refused), "a breaker's refusal: %v", err)
 	assert.Equal(t, ref.Stop.Kind, refused.Reason.Kind, "%v", err)
-	steps := len(got.Ran)
-	if errors.Is(err, sessions.ErrIgnoredRefusals) {
-		steps++ // the step that would complete the loop: refused, not run
-	}
-	assert.Equal(t, ref.Steps, steps, "stopped at the hand-written loop's step")
+	assert.Equal(t, ref.Steps, len(got.Ran), "stopped at the hand-written loop's step")
+	assert.Equal(t, ref.Stop.String(), refused.Reason.String())
 }
