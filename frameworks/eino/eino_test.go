@@ -55,7 +55,9 @@ func (m *scriptedModel) Stream(ctx context.Context, input []*schema.Message, opt
 	return schema.StreamReaderFromArray([]*schema.Message{msg}), nil
 }
 
-func (m *scriptedModel) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel, error) { return m, nil }
+func (m *scriptedModel) WithTools([]*schema.ToolInfo) (model.ToolCallingChatModel, error) {
+	return m, nil
+}
 
 // requestText is everything a request carries, as text.
 func requestText(input []*schema.Message) string {
