@@ -82,17 +82,6 @@ func get(t *testing.T, set *sessions.Set, key string) *sessions.Session {
 	return sess
 }
 
-// failStep is one model turn calling tool with args, which fails with msg.
-func failStep(sess *sessions.Session, id, tool, args, msg string) (string, bool) {
-	c := sessions.Call{ID: id, Tool: tool, Args: args}
-	sess.AfterModel(sessions.Turn{Calls: []sessions.Call{c}})
-	if refusal, refused := sess.BeforeTool(c); refused {
-		return refusal, true
-	}
-	sess.AfterTool(c, "", errors.New(msg))
-	return "", false
-}
-
 // stuck records the same failing call three times, as a host that asks
 // nothing before a call does: the circuit opens.
 func stuck(t *testing.T, sess *sessions.Session) {
@@ -416,7 +405,7 @@ func TestTheCallThatWouldCompleteARepeatIsRefusedBeforeItRuns(t *testing.T) {
 	c.ID = "4"
 	sess.AfterModel(sessions.Turn{Calls: []sessions.Call{other, c}})
 	require.Equal(t, loopbreaker.Closed, sess.Breaker().State())
-	words, refused := sess.BeforeTool(c)
+	_, refused = sess.BeforeTool(c)
 	require.False(t, refused, "ls came between: no repeat")
 	sess.AfterTool(other, "a b", nil)
 	sess.AfterTool(c, "", errors.New("no match"))
@@ -428,7 +417,7 @@ func TestTheCallThatWouldCompleteARepeatIsRefusedBeforeItRuns(t *testing.T) {
 	c.ID = "6"
 	sess.AfterModel(sessions.Turn{Calls: []sessions.Call{c}})
 	before := sess.Breaker().Stats().Iterations
-	words, refused = sess.BeforeTool(c)
+	words, refused := sess.BeforeTool(c)
 	require.True(t, refused, "the third in a row would complete the repeat")
 	assert.Contains(t, words, `loopbreaker stopped your tool calls: Same action failed 2 times in a row; the 3rd call was refused before it ran`)
 	assert.Contains(t, words, "Tool calls are refused for the next 30s.")

@@ -356,6 +356,14 @@ func (m *checkedModel) WithTools(tools []*schema.ToolInfo) (model.ToolCallingCha
 	return &checkedModel{b: m.b, inner: inner, record: m.record}, nil
 }
 
+// ShouldRetry is a ModelRetryConfig.ShouldRetry that retries a model call
+// that failed, except when the breaker stopped it: asking again would be
+// refused again. A provider limit is waited out by the breaker itself
+// before the retry.
+func ShouldRetry(_ context.Context, rc *adk.RetryContext) *adk.RetryDecision {
+	return &adk.RetryDecision{Retry: rc.Err != nil && !sessions.IsStop(rc.Err)}
+}
+
 // Model returns inner with the breaker asked before each call and told of
 // each answer, for the ReAct agent's AgentConfig.ToolCallingModel (with
 // [Breaker.ToolMiddleware]). A ChatModelAgent takes [Breaker.Middleware]

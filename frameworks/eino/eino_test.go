@@ -19,7 +19,6 @@ import (
 
 	einobreaker "github.com/loopbreaker/loopbreaker/frameworks/eino"
 	"github.com/loopbreaker/loopbreaker/internal/frameworktest"
-	"github.com/loopbreaker/loopbreaker/sessions"
 )
 
 // scriptedModel is an Eino model.ToolCallingChatModel that answers from a
@@ -111,7 +110,7 @@ func TestStoriesThroughTheEinoRunner(t *testing.T) {
 			Handlers:      []adk.ChatModelAgentMiddleware{lb.Middleware()},
 			ModelRetryConfig: &adk.ModelRetryConfig{
 				MaxRetries:  1,
-				IsRetryAble: func(_ context.Context, err error) bool { return !sessions.IsStop(err) },
+				ShouldRetry: einobreaker.ShouldRetry,
 				BackoffFunc: func(context.Context, int) time.Duration { return 0 },
 			},
 		})

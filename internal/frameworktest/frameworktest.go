@@ -43,14 +43,14 @@ func (c Call) String() string { return c.Tool + " " + c.Args }
 type Turn struct {
 	Calls []Call
 	Text  string
-	// Err is the model call's error: a rate limit (RateLimited) or
+	// Err is the model call's error: a rate limit (ErrRateLimited) or
 	// another failure.
 	Err error
 }
 
-// RateLimited is the error a scripted turn fails with when the provider
-// refuses for now: an HTTP 429 whose text names the wait.
-var RateLimited = errors.New("Error 429, Message: Resource has been exhausted (e.g. check quota)., Status: RESOURCE_EXHAUSTED")
+// ErrRateLimited is the error a scripted turn fails with when the provider
+// refuses for now: Gemini's 429.
+var ErrRateLimited = errors.New("error 429: resource has been exhausted (e.g. check quota), status: RESOURCE_EXHAUSTED")
 
 // Usage is what every scripted turn reports it spent.
 var Usage = loopbreaker.Usage{Model: Model, InputTokens: 1000, OutputTokens: 100}

@@ -104,7 +104,7 @@ func Stories() []Story {
 		},
 		{
 			Name:   "A429IsWaitedOutThenServed",
-			Script: []Turn{{Err: RateLimited}, calls("list_files", `{}`), answer("Two files.")},
+			Script: []Turn{{Err: ErrRateLimited}, calls("list_files", `{}`), answer("Two files.")},
 			Runs:   2,
 			Check: func(t *testing.T, got Result, _ Reference) {
 				require.NoError(t, got.Err(), "served")
