@@ -38,11 +38,8 @@ func main() {
 
 // run runs the agent on one message and prints what happened.
 func run(w io.Writer) error {
-	cfg, err := loopbreaker.Preset("tool-steps")
-	if err != nil {
-		return err
-	}
-	lb, err := adkbreaker.New(cfg, nil) // a breaker per ADK session; a Store keeps them across restarts
+	cfg, _ := loopbreaker.Preset("tool-steps") // OpenHands' thresholds for a tool-calling agent; a known name: no error
+	lb, err := adkbreaker.New(cfg, nil)        // a breaker per ADK session; a Store keeps them across restarts
 	if err != nil {
 		return err
 	}

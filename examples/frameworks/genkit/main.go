@@ -34,11 +34,8 @@ func main() {
 // run runs the tool loop on one message and prints what happened.
 func run(w io.Writer) error {
 	ctx := context.Background()
-	cfg, err := loopbreaker.Preset("tool-steps")
-	if err != nil {
-		return err
-	}
-	lb, err := genkitbreaker.New(cfg, nil) // a breaker per session; a Store keeps them across restarts
+	cfg, _ := loopbreaker.Preset("tool-steps") // OpenHands' thresholds for a tool-calling agent; a known name: no error
+	lb, err := genkitbreaker.New(cfg, nil)     // a breaker per session; a Store keeps them across restarts
 	if err != nil {
 		return err
 	}
