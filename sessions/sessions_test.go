@@ -382,52 +382,63 @@ func TestACallThatNeverEndsIsPassedOver(t *testing.T) {
 	assert.Equal(t, 1, sess.Breaker().Stats().Iterations)
 }
 
-// The step one short of a repeat comes with a warning for the model,
-// said once; the call that would complete the repeat is refused before it
-// runs, with words the model can act on, is no step, and opens the
-// circuit: the next model call ends the run.
-func TestTheCallThatWouldCompleteARepeatIsRefusedBeforeItRuns(t *testing.T) {
+// The step one short of a repeat comes with a warning for the model, said
+// once while it holds; the third failure of the same call runs (it might
+// pass), is recorded and opens the circuit: the next model call ends the
+// run.
+func TestTheStepOneShortComesWithAWarningOnce(t *testing.T) {
 	set, _ := newSet(t, sessions.Options{})
 	sess := get(t, set, "s")
-	c := sessions.Call{ID: "1", Tool: "edit", Args: `{"old":"x"}`}
-	sess.AfterModel(sessions.Turn{Calls: []sessions.Call{c}})
-	assert.Empty(t, sess.AfterTool(c, "", errors.New("no match")))
-	c.ID = "2"
-	sess.AfterModel(sessions.Turn{Calls: []sessions.Call{c}})
-	_, refused := sess.BeforeTool(c)
-	require.False(t, refused)
-	warning := sess.AfterTool(c, "", errors.New("no match"))
-	assert.Contains(t, warning, `loopbreaker warning: this call has failed 2 times in a row (edit {"old":"x"}); make it again and your tool calls are stopped`)
-	other := sessions.Call{ID: "3", Tool: "ls", Args: `{}`}
-	sess.AfterModel(sessions.Turn{Calls: []sessions.Call{other}})
-	assert.Empty(t, sess.AfterTool(other, "a b", nil), "said once")
-
-	c.ID = "4"
-	sess.AfterModel(sessions.Turn{Calls: []sessions.Call{other, c}})
-	require.Equal(t, loopbreaker.Closed, sess.Breaker().State())
-	_, refused = sess.BeforeTool(c)
-	require.False(t, refused, "ls came between: no repeat")
-	sess.AfterTool(other, "a b", nil)
-	sess.AfterTool(c, "", errors.New("no match"))
-
-	c.ID = "5"
-	sess.AfterModel(sessions.Turn{Calls: []sessions.Call{c}})
-	sess.BeforeTool(c)
-	sess.AfterTool(c, "", errors.New("no match"))
-	c.ID = "6"
-	sess.AfterModel(sessions.Turn{Calls: []sessions.Call{c}})
-	before := sess.Breaker().Stats().Iterations
-	words, refused := sess.BeforeTool(c)
-	require.True(t, refused, "the third in a row would complete the repeat")
-	assert.Contains(t, words, `loopbreaker stopped your tool calls: Same action failed 2 times in a row; the 3rd call was refused before it ran`)
-	assert.Contains(t, words, "Tool calls are refused for the next 30s.")
-	assert.Equal(t, before, sess.Breaker().Stats().Iterations, "not recorded")
+	step := func(id, tool, args string, err error) string {
+		c := sessions.Call{ID: id, Tool: tool, Args: args}
+		sess.AfterModel(sessions.Turn{Calls: []sessions.Call{c}})
+		_, refused := sess.BeforeTool(c)
+		require.False(t, refused, "%s %s", tool, args)
+		return sess.AfterTool(c, "", err)
+	}
+	noMatch := errors.New("no match")
+	assert.Empty(t, step("1", "edit", `{"old":"x"}`, noMatch))
+	assert.Contains(t, step("2", "edit", `{"old":"x"}`, noMatch),
+		`loopbreaker warning: this call has failed 2 times in a row (edit {"old":"x"}); if it fails once more, your tool calls are stopped`)
+	assert.NotContains(t, step("3", "edit", `{"old":"x"}`, noMatch), "this call has failed 2 times", "said once")
+	assert.Equal(t, loopbreaker.Open, sess.Breaker().State())
 	err := sess.BeforeModel(context.Background())
 	assert.ErrorIs(t, err, loopbreaker.ErrOpen)
 	assert.True(t, sessions.IsStop(err))
+}
+
+// The call that would complete a loop (the same call with the same result
+// again, other calls between) is refused before it runs, with words the
+// model can act on, is no step, and opens the circuit.
+func TestTheCallThatWouldCompleteALoopIsRefusedBeforeItRuns(t *testing.T) {
+	set, _ := newSet(t, sessions.Options{})
+	sess := get(t, set, "s")
+	ls := sessions.Call{Tool: "ls", Args: `{"dir":"out"}`}
+	var words string
+	refused := false
+	for i := 0; i < 10 && !refused; i++ {
+		ls.ID = fmt.Sprint("ls", i)
+		other := sessions.Call{ID: fmt.Sprint("cat", i), Tool: "cat", Args: fmt.Sprintf(`{"path":"%d"}`, i)}
+		sess.AfterModel(sessions.Turn{Calls: []sessions.Call{ls, other}})
+		if words, refused = sess.BeforeTool(ls); refused {
+			break
+		}
+		sess.AfterTool(ls, "", nil)
+		_, otherRefused := sess.BeforeTool(other)
+		require.False(t, otherRefused)
+		sess.AfterTool(other, fmt.Sprint("file ", i), nil)
+	}
+	require.True(t, refused, "ls, again and again, with nothing in out/")
+	assert.Contains(t, words, `loopbreaker stopped your tool calls: Same action with the same observation`)
+	assert.Contains(t, words, "refused before it ran")
+	assert.Contains(t, words, "Tool calls are refused for the next 30s.")
+	before := sess.Breaker().Stats().Iterations
+	err := sess.BeforeModel(context.Background())
+	assert.ErrorIs(t, err, loopbreaker.ErrOpen)
 	var refusedErr *loopbreaker.RefusedError
 	require.ErrorAs(t, err, &refusedErr)
 	assert.True(t, refusedErr.Reason.Proposed)
+	assert.Equal(t, before, sess.Breaker().Stats().Iterations, "the refused call is no step")
 }
 
 // While the circuit is open every call is refused, and the model is told

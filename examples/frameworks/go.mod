@@ -5,10 +5,10 @@ go 1.26.5
 require (
 	github.com/cloudwego/eino v0.9.13
 	github.com/firebase/genkit/go v1.12.0
-	github.com/loopbreaker/loopbreaker v0.0.0
-	github.com/loopbreaker/loopbreaker/frameworks/adk v0.0.0
-	github.com/loopbreaker/loopbreaker/frameworks/eino v0.0.0
-	github.com/loopbreaker/loopbreaker/frameworks/genkit v0.0.0
+	github.com/loopbreaker/loopbreaker v0.1.0
+	github.com/loopbreaker/loopbreaker/frameworks/adk v0.1.0
+	github.com/loopbreaker/loopbreaker/frameworks/eino v0.1.0
+	github.com/loopbreaker/loopbreaker/frameworks/genkit v0.1.0
 	github.com/stretchr/testify v1.12.1
 	google.golang.org/adk/v2 v2.2.0
 	google.golang.org/genai v1.66.0
@@ -84,11 +84,4 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	rsc.io/omap v1.2.0 // indirect
 	rsc.io/ordered v1.1.1 // indirect
-)
-
-replace (
-	github.com/loopbreaker/loopbreaker => ../..
-	github.com/loopbreaker/loopbreaker/frameworks/adk => ../../frameworks/adk
-	github.com/loopbreaker/loopbreaker/frameworks/eino => ../../frameworks/eino
-	github.com/loopbreaker/loopbreaker/frameworks/genkit => ../../frameworks/genkit
 )

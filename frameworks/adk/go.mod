@@ -3,7 +3,7 @@ module github.com/loopbreaker/loopbreaker/frameworks/adk
 go 1.26.5
 
 require (
-	github.com/loopbreaker/loopbreaker v0.0.0
+	github.com/loopbreaker/loopbreaker v0.1.0
 	github.com/stretchr/testify v1.12.1
 	google.golang.org/adk/v2 v2.2.0
 	google.golang.org/genai v1.66.0
@@ -43,5 +43,3 @@ require (
 	rsc.io/omap v1.2.0 // indirect
 	rsc.io/ordered v1.1.1 // indirect
 )
-
-replace github.com/loopbreaker/loopbreaker => ../..

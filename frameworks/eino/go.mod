@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/cloudwego/eino v0.9.13
-	github.com/loopbreaker/loopbreaker v0.0.0
+	github.com/loopbreaker/loopbreaker v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -38,5 +38,3 @@ require (
 	golang.org/x/sys v0.29.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
-
-replace github.com/loopbreaker/loopbreaker => ../..

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/firebase/genkit/go v1.12.0
-	github.com/loopbreaker/loopbreaker v0.0.0
+	github.com/loopbreaker/loopbreaker v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -34,5 +34,3 @@ require (
 	golang.org/x/sys v0.42.0 // indirect
 	golang.org/x/text v0.36.0 // indirect
 )
-
-replace github.com/loopbreaker/loopbreaker => ../..

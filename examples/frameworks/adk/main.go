@@ -1,7 +1,7 @@
 // Command adk runs a Google ADK agent whose model (a scripted stand-in, so
 // that it runs offline) goes on reading a file that is not there. The
-// breaker's plugin warns the model after the second failure, refuses the
-// third read before it runs, and the run ends with the reason:
+// breaker's plugin warns the model after the second failure, and after the
+// third the run ends with the reason:
 //
 //	go run ./examples/frameworks/adk
 package main

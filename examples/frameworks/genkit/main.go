@@ -1,8 +1,7 @@
 // Command genkit runs a Firebase Genkit tool loop whose model (a scripted
 // stand-in, so that it runs offline) goes on reading a file that is not
 // there. The breaker's middleware warns the model after the second
-// failure, refuses the third read before it runs, and Generate ends with
-// the reason:
+// failure, and after the third Generate ends with the reason:
 //
 //	go run ./examples/frameworks/genkit
 package main
