@@ -563,6 +563,19 @@ func (w *Worker) State() loopbreaker.State {
 	return r.state
 }
 
+// Ping reaches the fleet's state on Redis in one round trip, taking and
+// changing nothing, and returns why the worker cannot use it: Redis out of
+// reach, a certificate not trusted, a wrong user or password (go-redis's
+// WRONGPASS), a user without the rights the fleet needs (NOPERM: the ACL
+// line is in docs/fleet.md), or a state that is not the fleet's. Each
+// error names Redis's address, never a user or a password. A host calls it
+// at start to fail fast on a mistake in the setup; Check and Record need
+// no Ping, and a failed Ping starts no outage.
+func (w *Worker) Ping() error {
+	_, err := w.call("check", "1")
+	return err
+}
+
 // IsTripped reports whether the circuit is open (State).
 func (w *Worker) IsTripped() bool { return w.State() == loopbreaker.Open }
 
