@@ -220,9 +220,12 @@ func (b *CircuitBreaker) Check() Decision {
 // it runs. It refuses, as Check does, while the circuit is open or a limit,
 // a spend cap, the call budget or completion holds; and it refuses the call
 // that would complete a loop of the step signals if it ran and came out as
-// it did the times before: the same call failing once more
-// ([ReasonRepeatedActionError]), the same call with the same result once
-// more ([ReasonRepeatedActionObservation]). Such a refusal opens the
+// it did the times before: the last round of a cycle ([ReasonCycle]), the
+// last of the same step with others between ([ReasonRepeatedStep]). The
+// same call in a row is judged after it ran: a call that failed twice may
+// pass the third time (a flaky test, a service back), and a success may
+// have done what its result does not show (a browser's "Navigated back").
+// Such a refusal opens the
 // circuit, as the call would have after it ran; its reason has
 // [Reason.Proposed] set, and nothing is recorded. CheckAction takes no
 // probe: in HalfOpen it judges the call alone, for a host that asks Check
@@ -369,7 +372,7 @@ func (b *CircuitBreaker) recordIteration(it Iteration) (open bool) {
 	}
 	var step *stepFacts
 	if it.Action != nil && outcome != Neutral {
-		f := newStepFacts(&it, outcome == Failure, errText)
+		f := newStepFacts(&it, outcome == Failure, errText, fp)
 		step = &f
 	}
 	lost := b.guardIteration()

@@ -1,6 +1,7 @@
 package loopbreaker
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -17,30 +18,43 @@ func toolStepsBreaker(t *testing.T) (*CircuitBreaker, func(time.Duration)) {
 	return cb, clock.Advance
 }
 
-// A call that failed twice in a row is not run a third time: CheckAction
-// refuses it before it runs, opening the circuit as its failure would
-// have, and records nothing.
-func TestTheThirdFailingCallIsRefusedBeforeItRuns(t *testing.T) {
+// A call that failed twice in a row runs a third time (it may pass: a
+// flaky test, a service back); a third failure opens the circuit after it
+// ran.
+func TestTheThirdFailingCallRunsAndItsFailureTrips(t *testing.T) {
 	cb, _ := toolStepsBreaker(t)
 	edit := Action{Tool: "edit_file", Args: `{"path":"a.go","old":"x := 1"}`}
-	for range 2 {
+	for range 3 {
 		require.True(t, cb.CheckAction(edit).Allow)
 		cb.Record(failedCall(edit.Tool, edit.Args, "old text not found in a.go"))
 	}
-
 	d := cb.CheckAction(edit)
 	require.False(t, d.Allow)
 	assert.Equal(t, Open, d.State)
 	assert.ErrorIs(t, d.Err(), ErrOpen)
 	assert.Equal(t, ReasonRepeatedActionError, d.Reason.Kind)
-	assert.True(t, d.Reason.Proposed)
-	assert.Equal(t, 2, d.Reason.Count, "the calls that ran")
-	assert.Equal(t, 3, d.Reason.Threshold)
-	assert.Equal(t, `old text not found in a.go`, d.Reason.Sample)
-	assert.Contains(t, d.Reason.String(), "Same action failed 2 times in a row; the 3rd call was refused before it ran (threshold: 3, error ")
-	assert.Contains(t, d.Reason.String(), `edit_file {"path":"a.go","old":"x := 1"}`)
+	assert.False(t, d.Reason.Proposed)
+	assert.Equal(t, "old text not found in a.go", d.Reason.Sample)
 	assert.Equal(t, 30*time.Second, d.RetryAfter)
-	assert.Equal(t, 2, cb.Stats().Iterations, "the refused call is no iteration")
+}
+
+// One more of the same step with others between is refused before it
+// runs: the file read the fourth time in a few steps, with nothing changed.
+func TestTheFourthScatteredRepeatIsRefusedBeforeItRuns(t *testing.T) {
+	cb, _ := toolStepsBreaker(t)
+	read := Action{Tool: "read_file", Args: `{"path":"config.yaml"}`}
+	for i := range 3 {
+		require.True(t, cb.CheckAction(read).Allow)
+		cb.Record(call(read.Tool, read.Args, "port: 8080"))
+		cb.Record(call("grep", fmt.Sprintf(`{"pattern":"port%d"}`, i), "no match"))
+	}
+	d := cb.CheckAction(read)
+	require.False(t, d.Allow)
+	assert.Equal(t, ReasonRepeatedStep, d.Reason.Kind)
+	assert.True(t, d.Reason.Proposed)
+	assert.Equal(t, 3, d.Reason.Count, "the calls that ran")
+	assert.Equal(t, `Same action with the same observation 3 times in the last 30 steps; the 4th call was refused before it ran (threshold: 4): read_file {"path":"config.yaml"}`, d.Reason.String())
+	assert.Equal(t, 6, cb.Stats().Iterations, "the refused call is no iteration")
 	assert.Equal(t, Open, cb.State())
 }
 
@@ -56,24 +70,46 @@ func TestAnotherCallAfterTwoFailuresRuns(t *testing.T) {
 	assert.Equal(t, Closed, cb.State())
 }
 
-// A call that returned the same result three times in a row is refused
-// a fourth time; one whose result changed is not.
-func TestTheFourthIdenticalResultIsRefusedBeforeItRuns(t *testing.T) {
+// A call that returned the same result three times in a row runs a
+// fourth time: a success may have done what its result does not show (a
+// browser going back, page after page). Its fourth same result opens the
+// circuit after it ran.
+func TestTheFourthIdenticalResultIsJudgedAfterItRuns(t *testing.T) {
 	cb, _ := toolStepsBreaker(t)
-	ls := Action{Tool: "bash", Args: `{"command":"ls out"}`}
+	back := Action{Tool: "browser_go_back", Args: "{}"}
 	for range 3 {
-		cb.Record(call(ls.Tool, ls.Args, "(no files)"))
+		cb.Record(call(back.Tool, back.Args, "Navigated back"))
 	}
-	d := cb.CheckAction(ls)
+	require.True(t, cb.CheckAction(back).Allow)
+	cb.Record(call(back.Tool, back.Args, "Navigated back"))
+	d := cb.Check()
 	require.False(t, d.Allow)
 	assert.Equal(t, ReasonRepeatedActionObservation, d.Reason.Kind)
-	assert.Contains(t, d.Reason.String(), "Same action with the same observation 3 times in a row; the 4th call was refused before it ran (threshold: 4)")
+	assert.False(t, d.Reason.Proposed)
+}
 
-	cb2, _ := toolStepsBreaker(t)
-	for i := range 3 {
-		cb2.Record(call(ls.Tool, ls.Args, []string{"a", "a b", "a b c"}[i]))
+// One more round of a cycle is refused before it runs: read, patch, test,
+// each with the same result, twice round and once more but the last step.
+func TestTheCallThatClosesTheThirdRoundOfACycleIsRefused(t *testing.T) {
+	cb, _ := toolStepsBreaker(t)
+	read := call("read_file", `{"path":"a.go"}`, "package a")
+	patch := call("apply_patch", `{"patch":"--- a.go"}`, "patch applied")
+	test := failedCall("go_test", `{"pkg":"./a"}`, "--- FAIL: TestA")
+	for round := range 3 {
+		for i, it := range []Iteration{read, patch, test} {
+			if round == 2 && i == 2 {
+				break
+			}
+			require.True(t, cb.CheckAction(*it.Action).Allow, "round %d step %d", round, i)
+			cb.Record(it)
+		}
 	}
-	assert.True(t, cb2.CheckAction(ls).Allow, "its result changed every time: no repeat")
+	d := cb.CheckAction(*test.Action)
+	require.False(t, d.Allow)
+	assert.Equal(t, ReasonCycle, d.Reason.Kind)
+	assert.True(t, d.Reason.Proposed)
+	assert.Equal(t, `read_file {"path":"a.go"} → apply_patch {"patch":"--- a.go"} → go_test {"pkg":"./a"}`, d.Reason.Action, "the cycle's steps in order")
+	assert.Contains(t, d.Reason.String(), "Cycle: the same 3 steps with the same observations, 3 times over the last 9 steps; the 4th call was refused before it ran")
 }
 
 // CheckAction takes no probe: after the cooldown, Check lets the probe's
@@ -88,7 +124,7 @@ func TestCheckActionTakesNoProbe(t *testing.T) {
 	assert.Equal(t, ReasonForcedOpen, d.Reason.Kind)
 
 	cb.Resume()
-	for range 2 {
+	for range 3 {
 		cb.Record(failedCall("go_test", "", "FAIL"))
 	}
 	require.False(t, cb.CheckAction(Action{Tool: "go_test"}).Allow)
@@ -132,7 +168,7 @@ func TestDecisionSaysWhichSignalIsOneStepShort(t *testing.T) {
 	assert.True(t, s.Short)
 	assert.Equal(t, 2, s.Count)
 	assert.Equal(t, 3, s.Threshold)
-	assert.Equal(t, `loopbreaker warning: this call has failed 2 times in a row (go_test {"pkg":"./..."}); make it again and your tool calls are stopped. Try something different.`, d.ForModel())
+	assert.Equal(t, `loopbreaker warning: this call has failed 2 times in a row (go_test {"pkg":"./..."}); if it fails once more, your tool calls are stopped. Try something different.`, d.ForModel())
 	assert.Equal(t, RiskHigh, cb.Stats().Risk, "one step from the trip")
 
 	cb.Record(call("go_test", `{"pkg":"./..."}`, "ok"))

@@ -104,9 +104,11 @@ type ProgressRules struct {
 }
 
 // StepRules are the thresholds of a tool-calling agent's steps
-// ([Config.Steps]), at OpenHands' values by default; they judge only the
-// iterations that report an [Iteration.Action]. A negative threshold
-// switches its signal off; 1 and more than 1000 are invalid.
+// ([Config.Steps]): OpenHands' at OpenHands' values, and the loops other
+// agent tools stop (a cycle of steps, one tool failing the same way whatever
+// its arguments, the same step again and again with others between). They
+// judge only the iterations that report an [Iteration.Action]. A negative
+// threshold switches its signal off.
 type StepRules struct {
 	// MaxRepeatedAction: the same action and observation in a row. Default 4.
 	MaxRepeatedAction int
@@ -114,8 +116,17 @@ type StepRules struct {
 	MaxRepeatedActionError int
 	// MaxMonologue: the same message-only turn in a row. Default 3.
 	MaxMonologue int
-	// AlternatingWindow: steps alternating between two. Default 6; even, 4+.
-	AlternatingWindow int
+	// CycleRepeats: a cycle of 2 to 5 steps, each with the same
+	// observation, gone round this many times. Default 3.
+	CycleRepeats int
+	// MaxSameToolError: one tool failing with one error this many times
+	// in a row of its calls, whatever their arguments, with other tools'
+	// steps between. Default 5.
+	MaxSameToolError int
+	// MaxRepeats and RepeatWindow: the same action with the same
+	// observation this many times in the last RepeatWindow steps. Defaults 4
+	// and 30.
+	MaxRepeats, RepeatWindow int
 	// MaxCondensations: [Iteration.Condensed] in a row. Default 10.
 	MaxCondensations int
 }

@@ -2,6 +2,7 @@ package loopbreaker
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -79,7 +80,7 @@ const (
 	ReasonRepeatedActionObservation // [StepRules.MaxRepeatedAction] identical steps (OpenHands)
 	ReasonRepeatedActionError       // [StepRules.MaxRepeatedActionError] same action failing
 	ReasonMonologue                 // [StepRules.MaxMonologue] same message-only turns
-	ReasonAlternatingActions        // [StepRules.AlternatingWindow] steps alternating
+	ReasonCycle                     // a cycle of steps gone round [StepRules.CycleRepeats] times
 	ReasonCondensationLoop          // [StepRules.MaxCondensations] condensations in a row
 	ReasonProtectedFiles            // held: [Config.Guard] found files lost
 	ReasonProviderLimit             // limit: the provider refused for now
@@ -91,6 +92,8 @@ const (
 	ReasonGaveUp                    // held: [Config.MaxConsecutiveOpens] openings in a row
 	ReasonUnpricedModel             // warning: a model without a price under a dollar cap
 	ReasonFalseCompletion           // [ProgressRules.MaxClaims] claims of done without Done (clawker)
+	ReasonSameToolError             // [StepRules.MaxSameToolError] of one tool's calls failing the same way
+	ReasonRepeatedStep              // [StepRules.MaxRepeats] same steps in [StepRules.RepeatWindow]
 )
 
 // verdict is what a signal says about the iteration just recorded.
@@ -159,9 +162,10 @@ type rule struct {
 	try             string
 	// propose reports whether the proposed tool call, of the action
 	// fingerprint given, would trip the signal if it ran and came out as
-	// the same call did before ([CircuitBreaker.CheckAction]); with b.mu
-	// held. The evidence is then the steps before it.
-	propose func(b *CircuitBreaker, action uint32) bool
+	// the same call did before ([CircuitBreaker.CheckAction]), with the
+	// evidence of the steps before it; with b.mu held. Nil: the signal's
+	// evidence is that, when proposeIf says so.
+	propose func(b *CircuitBreaker, action uint32) (Reason, bool)
 	// recurs reports, during the relapse watch after a recovery from an
 	// open with reason r of this kind, whether the iteration just
 	// recorded shows the signal again (one failure again, one iteration
@@ -656,76 +660,48 @@ var rules = [...]rule{
 	ReasonRepeatedActionObservation: {
 		name:  "repeated_action_observation",
 		class: ClassStop,
+		early: true,
 		text: func(r Reason) string {
-			return withAction(fmt.Sprintf("Same action with the same observation %d times in a row%s (threshold: %d)", r.Count, refusedCall(r), r.Threshold), r.Action)
+			return withAction(fmt.Sprintf("Same action with the same observation %d times in a row (threshold: %d)", r.Count, r.Threshold), r.Action)
 		},
 		thresholds: []Threshold{{Field: "Steps.MaxRepeatedAction", About: "the same action with the same observation, in a row", Default: 4,
 			Min: 2, Max: maxWindow, why: "a repetition takes two",
 			ptr: func(c *Config) *int { return &c.Steps.MaxRepeatedAction }}},
-		counter: func(b *CircuitBreaker) (int, bool) { return b.count.SameStepInARow, b.steps.added },
-		evidence: func(b *CircuitBreaker) Reason {
-			return Reason{
-				Count:       b.count.SameStepInARow,
-				Threshold:   b.cfg.Steps.MaxRepeatedAction,
-				Fingerprint: b.steps.lastAction(),
-				Action:      b.steps.texts[1],
-			}
-		},
-		news: newsAction,
+		counter:  func(b *CircuitBreaker) (int, bool) { return b.count.SameStepInARow, b.steps.added },
+		evidence: repeatedActionEvidence,
+		news:     newsAction,
 		advice: func(r Reason) string {
-			if r.Proposed {
-				return fmt.Sprintf("You made this call %d times in a row and it returned the same result each time: it was not run again.", r.Count)
-			}
 			return fmt.Sprintf("You made the same call %d times in a row and it returned the same result each time: it will not change.", r.Count)
 		},
 		warning: func(r Reason) string {
 			return fmt.Sprintf("this call has returned the same result %d times in a row (%s); make it once more and your tool calls are stopped. It will not change: try something different.", r.Count, r.Action)
 		},
 		try: "the result will not change; use what it told you, or do something else",
-		propose: func(b *CircuitBreaker, action uint32) bool {
-			last, ok := b.steps.last()
-			limit := b.cfg.Steps.MaxRepeatedAction
-			return ok && !last.message && !last.failed && last.action == action && limit > 1 && b.count.SameStepInARow == limit-1
-		},
 	},
 	ReasonRepeatedActionError: {
 		name:  "repeated_action_error",
 		class: ClassStop,
+		early: true,
 		text: func(r Reason) string {
-			return withAction(fmt.Sprintf("Same action failed %d times in a row%s (threshold: %d, error %s)", r.Count, refusedCall(r), r.Threshold, r.Fingerprint), r.Action)
+			return withAction(fmt.Sprintf("Same action failed %d times in a row (threshold: %d, error %s)", r.Count, r.Threshold, r.Fingerprint), r.Action)
 		},
 		thresholds: []Threshold{{Field: "Steps.MaxRepeatedActionError", About: "the same action failing, in a row", Default: 3,
 			Min: 2, Max: maxWindow, why: "a repetition takes two",
 			ptr: func(c *Config) *int { return &c.Steps.MaxRepeatedActionError }}},
-		counter: func(b *CircuitBreaker) (int, bool) { return b.count.SameActionFailedInARow, b.steps.added },
-		evidence: func(b *CircuitBreaker) Reason {
-			return Reason{
-				Count:       b.count.SameActionFailedInARow,
-				Threshold:   b.cfg.Steps.MaxRepeatedActionError,
-				Fingerprint: formatFingerprint(b.lastFingerprint),
-				Sample:      b.samples.latest(b.lastFingerprint),
-				Action:      b.steps.texts[1],
-			}
-		},
-		news: newsAction,
+		counter:  func(b *CircuitBreaker) (int, bool) { return b.count.SameActionFailedInARow, b.steps.added },
+		evidence: repeatedErrorEvidence,
+		news:     newsAction,
 		advice: func(r Reason) string {
-			if r.Proposed {
-				return fmt.Sprintf("You made this call %d times in a row and it failed each time: it would fail again, so it was not run.", r.Count)
-			}
 			return fmt.Sprintf("You made the same call %d times in a row and it failed each time: it will fail again.", r.Count)
 		},
 		warning: func(r Reason) string {
-			return fmt.Sprintf("this call has failed %d times in a row (%s); make it again and your tool calls are stopped. Try something different.", r.Count, r.Action)
-		},
-		propose: func(b *CircuitBreaker, action uint32) bool {
-			last, ok := b.steps.last()
-			limit := b.cfg.Steps.MaxRepeatedActionError
-			return ok && !last.message && last.failed && last.action == action && limit > 1 && b.count.SameActionFailedInARow == limit-1
+			return fmt.Sprintf("this call has failed %d times in a row (%s); if it fails once more, your tool calls are stopped. Try something different.", r.Count, r.Action)
 		},
 	},
 	ReasonMonologue: {
 		name:  "monologue",
 		class: ClassStop,
+		early: true,
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Monologue: the same message %d times in a row without a tool call (threshold: %d)", r.Count, r.Threshold), r.Action)
 		},
@@ -738,7 +714,7 @@ var rules = [...]rule{
 				Count:       b.count.SameMessageInARow,
 				Threshold:   b.cfg.Steps.MaxMonologue,
 				Fingerprint: b.steps.lastAction(),
-				Action:      b.steps.texts[1],
+				Action:      b.steps.lastText(),
 			}
 		},
 		news: newsAction,
@@ -750,32 +726,47 @@ var rules = [...]rule{
 		},
 		try: "take the next step of the task with a tool",
 	},
-	ReasonAlternatingActions: {
-		name:  "alternating_actions",
+	ReasonCycle: {
+		name:  "cycle",
 		class: ClassStop,
+		early: true,
 		text: func(r Reason) string {
-			return withAction(fmt.Sprintf("Alternating actions: the same %d steps with the same observations over the last %d steps (actions: %s)", r.Count, r.Window, r.Fingerprint), r.Action)
+			return withAction(fmt.Sprintf("Cycle: the same %d steps with the same observations, %d times over the last %d steps%s (actions: %s)",
+				r.Count, r.Window/max(r.Count, 1), r.Window, refusedCall(r), r.Fingerprint), r.Action)
 		},
-		thresholds: []Threshold{{Field: "Steps.AlternatingWindow", About: "steps alternating between two", Default: 6,
-			Min: 4, Max: maxWindow, even: true, why: "two steps twice",
-			ptr: func(c *Config) *int { return &c.Steps.AlternatingWindow }}},
+		thresholds: []Threshold{{Field: "Steps.CycleRepeats", About: "times a cycle of 2 to 5 steps, each with the same observation, is gone round", Default: 3,
+			Min: 2, Max: maxWindow / maxCyclePeriod, why: "a cycle is one when it comes twice",
+			ptr: func(c *Config) *int { return &c.Steps.CycleRepeats }}},
 		check: func(b *CircuitBreaker) verdict {
-			if !b.steps.added || !b.steps.alternates(b.cfg.Steps.AlternatingWindow) {
+			if !b.steps.added || b.steps.cycle(b.cfg.Steps.CycleRepeats, nil) == 0 {
 				return pass
 			}
 			return trip
 		},
-		evidence: func(b *CircuitBreaker) Reason {
-			return Reason{
-				Count:       2,
-				Window:      b.cfg.Steps.AlternatingWindow,
-				Fingerprint: b.steps.alternatingFingerprints(),
-				Action:      b.steps.alternatingText(),
-			}
+		short: func(b *CircuitBreaker) bool {
+			return b.steps.added && b.steps.shortPeriod(b.cfg.Steps.CycleRepeats) != 0
 		},
-		news:   newsAction,
-		advice: func(Reason) string { return "You keep going round the same steps, and their results do not change." },
-		try:    "step back, look for the root cause, and try an approach you have not tried yet",
+		evidence: func(b *CircuitBreaker) Reason {
+			repeats := b.cfg.Steps.CycleRepeats
+			p := b.steps.cycle(repeats, nil)
+			if p == 0 {
+				p = b.steps.shortPeriod(repeats)
+			}
+			return b.steps.cycleReason(p, repeats, false)
+		},
+		propose: func(b *CircuitBreaker, action uint32) (Reason, bool) {
+			repeats := b.cfg.Steps.CycleRepeats
+			p := b.steps.cycleNext(repeats, action)
+			return b.steps.cycleReason(p, repeats, true), p != 0
+		},
+		news: newsAction,
+		advice: func(r Reason) string {
+			return fmt.Sprintf("You keep going round the same %d steps, and their results do not change.", r.Count)
+		},
+		warning: func(r Reason) string {
+			return fmt.Sprintf("you are going round the same %d steps (%s) and their results do not change; once more round, and your tool calls are stopped. Try something you have not tried.", r.Count, r.Action)
+		},
+		try: "step back, look for the root cause, and try an approach you have not tried yet",
 	},
 	ReasonCondensationLoop: {
 		name:  "condensation_loop",
@@ -883,6 +874,103 @@ var rules = [...]rule{
 			off: "never gives up",
 			ptr: func(c *Config) *int { return &c.MaxConsecutiveOpens }}},
 	},
+	ReasonSameToolError: {
+		name:  "same_tool_error",
+		class: ClassStop,
+		early: true,
+		text: func(r Reason) string {
+			return withAction(fmt.Sprintf("Same tool, same error %d times in a row of its calls, whatever the arguments (threshold: %d, error %s)", r.Count, r.Threshold, r.Fingerprint), r.Action)
+		},
+		thresholds: []Threshold{{Field: "Steps.MaxSameToolError", About: "one tool failing with one error, in a row of its calls, whatever their arguments", Default: 5,
+			Min: 2, Max: maxWindow, why: "a repetition takes two",
+			ptr: func(c *Config) *int { return &c.Steps.MaxSameToolError }}},
+		counter: func(b *CircuitBreaker) (int, bool) { return b.steps.sameToolErrors(), b.steps.added },
+		evidence: func(b *CircuitBreaker) Reason {
+			last, _ := b.steps.last()
+			return Reason{
+				Count:       b.steps.sameToolErrors(),
+				Threshold:   b.cfg.Steps.MaxSameToolError,
+				Fingerprint: formatFingerprint(last.errFP),
+				Sample:      b.samples.latest(last.errFP),
+				Action:      last.text,
+			}
+		},
+		news: newsAction,
+		advice: func(r Reason) string {
+			return fmt.Sprintf("This tool failed with the same error %d times in a row, whatever arguments you gave it: other arguments will not fix it.", r.Count)
+		},
+		warning: func(r Reason) string {
+			return fmt.Sprintf("this tool has failed with the same error %d times in a row (%s); if it fails so once more, your tool calls are stopped. Other arguments will not fix it: read the error.", r.Count, r.Action)
+		},
+		try: "read the error: it does not come from the arguments; fix its cause, or use another tool",
+	},
+	ReasonRepeatedStep: {
+		name:  "repeated_step",
+		class: ClassStop,
+		early: true,
+		text: func(r Reason) string {
+			return withAction(fmt.Sprintf("Same action with the same observation %d times in the last %d steps%s (threshold: %d)", r.Count, r.Window, refusedCall(r), r.Threshold), r.Action)
+		},
+		thresholds: []Threshold{
+			{Field: "Steps.MaxRepeats", About: "the same action with the same observation, in the last RepeatWindow steps", Default: 4,
+				Min: 2, Max: maxWindow, why: "a repetition takes two",
+				ptr: func(c *Config) *int { return &c.Steps.MaxRepeats }},
+			{Field: "Steps.RepeatWindow", About: "the steps judged for repeats with others between", Default: 30,
+				Min: 2, Max: maxWindow, why: "a repetition takes two",
+				ptr: func(c *Config) *int { return &c.Steps.RepeatWindow }},
+		},
+		counter: func(b *CircuitBreaker) (int, bool) {
+			return b.steps.recurring(b.cfg.Steps.RepeatWindow, b.count.SameStepInARow), b.steps.added
+		},
+		evidence: func(b *CircuitBreaker) Reason {
+			last, _ := b.steps.last()
+			return Reason{
+				Count:       b.steps.recurring(b.cfg.Steps.RepeatWindow, b.count.SameStepInARow),
+				Threshold:   b.cfg.Steps.MaxRepeats,
+				Window:      b.cfg.Steps.RepeatWindow,
+				Fingerprint: formatFingerprint(last.action),
+				Action:      last.text,
+			}
+		},
+		propose: func(b *CircuitBreaker, action uint32) (Reason, bool) {
+			window := b.cfg.Steps.RepeatWindow
+			s, n := b.steps.recurringNext(action, window, b.count.SameStepInARow)
+			if n < b.cfg.Steps.MaxRepeats {
+				return Reason{}, false
+			}
+			return Reason{Count: n - 1, Threshold: b.cfg.Steps.MaxRepeats, Window: window, Fingerprint: formatFingerprint(s.action), Action: s.text}, true
+		},
+		news: newsAction,
+		advice: func(r Reason) string {
+			return fmt.Sprintf("You made this call %d times in the last %d steps and it returned the same result each time: nothing it reads has changed.", r.Count, r.Window)
+		},
+		warning: func(r Reason) string {
+			return fmt.Sprintf("you have made this call %d times in the last %d steps with the same result (%s); once more and your tool calls are stopped. Use what it told you.", r.Count, r.Window, r.Action)
+		},
+		try: "use what it told you the times before, or do something else",
+	},
+}
+
+// repeatedActionEvidence is the evidence of the same step in a row.
+func repeatedActionEvidence(b *CircuitBreaker) Reason {
+	return Reason{
+		Count:       b.count.SameStepInARow,
+		Threshold:   b.cfg.Steps.MaxRepeatedAction,
+		Fingerprint: b.steps.lastAction(),
+		Action:      b.steps.lastText(),
+	}
+}
+
+// repeatedErrorEvidence is the evidence of the same action failing in a
+// row.
+func repeatedErrorEvidence(b *CircuitBreaker) Reason {
+	return Reason{
+		Count:       b.count.SameActionFailedInARow,
+		Threshold:   b.cfg.Steps.MaxRepeatedActionError,
+		Fingerprint: formatFingerprint(b.lastFingerprint),
+		Sample:      b.samples.latest(b.lastFingerprint),
+		Action:      b.steps.lastText(),
+	}
 }
 
 // withAction returns text, followed by ": " and the action's text when
@@ -1018,6 +1106,9 @@ func (b *CircuitBreaker) shortNow() []Reason {
 		if r := &rules[kind]; r.shortOf(b) {
 			reason := r.reason(b, kind)
 			reason.Short = true
+			if reason.Action != "" && slices.ContainsFunc(short, func(s Reason) bool { return s.Action == reason.Action }) {
+				continue // one warning of a call: the first signal's
+			}
 			short = append(short, reason)
 		}
 	}
@@ -1104,10 +1195,11 @@ func (b *CircuitBreaker) evaluate() (Reason, verdict) {
 // Called with b.mu held.
 func (b *CircuitBreaker) proposal(action uint32) (Reason, bool) {
 	for _, kind := range b.active {
-		if r := &rules[kind]; r.propose != nil && r.propose(b, action) {
-			reason := r.reason(b, kind)
-			reason.Proposed = true
-			return reason, true
+		if r := &rules[kind]; r.propose != nil {
+			if reason, ok := r.propose(b, action); ok {
+				reason.Kind, reason.Proposed = kind, true
+				return reason, true
+			}
 		}
 	}
 	return Reason{}, false

@@ -159,7 +159,9 @@ type stepData struct {
 	Result  string `json:"result"` // the observation's fingerprint
 	Message bool   `json:"message,omitempty"`
 	Failed  bool   `json:"failed,omitempty"`
-	Text    string `json:"text,omitempty"` // the action's evidence text, for the last two steps
+	Text    string `json:"text,omitempty"`  // the action's evidence text (before this was kept for each step, the last two only)
+	Tool    string `json:"tool,omitempty"`  // the tool's fingerprint; absent for a message, and in older states
+	Error   string `json:"error,omitempty"` // a failed step's error fingerprint; absent in older states
 }
 
 // progressData is what the progress signals remember between iterations.
@@ -285,9 +287,12 @@ func (b *CircuitBreaker) Snapshot() Snapshot {
 	steps := &b.steps.steps
 	for i := range steps.n {
 		s := steps.at(i)
-		sd := stepData{Action: formatFingerprint(s.action), Result: formatFingerprint(s.result), Message: s.message, Failed: s.failed}
-		if j := i - (steps.n - 2); j >= 0 {
-			sd.Text = b.steps.texts[j]
+		sd := stepData{Action: formatFingerprint(s.action), Result: formatFingerprint(s.result), Message: s.message, Failed: s.failed, Text: s.text}
+		if !s.message {
+			sd.Tool = formatFingerprint(s.tool)
+		}
+		if s.failed {
+			sd.Error = formatFingerprint(s.errFP)
 		}
 		d.Steps = append(d.Steps, sd)
 	}
@@ -394,8 +399,9 @@ func (b *CircuitBreaker) Restore(snap Snapshot) error {
 	for _, sd := range s.Steps {
 		action, _ := parseFingerprint(sd.Action)
 		result, _ := parseFingerprint(sd.Result)
-		l.steps.steps.push(stepRecord{action: action, result: result, message: sd.Message, failed: sd.Failed})
-		l.steps.texts[0], l.steps.texts[1] = l.steps.texts[1], sd.Text
+		tool, _ := parseFingerprint(sd.Tool)
+		errFP, _ := parseFingerprint(sd.Error)
+		l.steps.steps.push(stepRecord{action: action, result: result, tool: tool, errFP: errFP, message: sd.Message, failed: sd.Failed, text: sd.Text})
 	}
 	for _, t := range s.History {
 		l.history.push(t)
@@ -570,7 +576,7 @@ func (s *snapshotData) validate() error {
 		_, okAction := parseFingerprint(sd.Action)
 		_, okResult := parseFingerprint(sd.Result)
 		switch {
-		case !okAction || !okResult:
+		case !okAction || !okResult || !optionalFingerprint(sd.Tool) || !optionalFingerprint(sd.Error):
 			return fmt.Errorf("steps[%d]: a fingerprint is not 8 lower-case hex digits", i)
 		case len(sd.Text) > maxActionText+len("…"):
 			return fmt.Errorf("steps[%d]: text of %d bytes, more than %d", i, len(sd.Text), maxActionText+len("…"))
@@ -692,6 +698,12 @@ func validReason(field string, r Reason) error {
 		return fmt.Errorf("%s: unknown last kind %d", field, uint8(r.Last))
 	}
 	return nil
+}
+
+// optionalFingerprint reports whether s is empty or a fingerprint.
+func optionalFingerprint(s string) bool {
+	_, ok := parseFingerprint(s)
+	return s == "" || ok
 }
 
 // validateV2 checks the fields version 2 added; errors is the set of the
