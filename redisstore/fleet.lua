@@ -495,7 +495,8 @@ elseif op == 'record' then
 	end
 elseif op == 'abort' then
 	-- arg 1: the held reason (JSON)
-	if num('st') ~= CLOSED then
+	-- an abort of an aborted circuit keeps what came before the first
+	if num('st') ~= CLOSED and cjson.decode(str('reason')).kind ~= 'aborted' then
 		local cur = str('reason')
 		if str('before') ~= '' then
 			-- a reason read with what came before it (an abort's, a
