@@ -188,7 +188,7 @@ func BenchmarkCheckActionRecordStep(b *testing.B) {
 		actions[i] = Action{Tool: "read_file", Args: fmt.Sprintf(`{"path":"pkg/file%d.go","limit":200}`, i)}
 	}
 	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
+	for i := 0; i < b.N; i++ {
 		a := actions[i%len(actions)]
 		if d := cb.CheckAction(a); !d.Allow {
 			b.Fatal(d.Reason)

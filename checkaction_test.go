@@ -109,7 +109,7 @@ func TestTheCallThatClosesTheThirdRoundOfACycleIsRefused(t *testing.T) {
 	assert.Equal(t, ReasonCycle, d.Reason.Kind)
 	assert.True(t, d.Reason.Proposed)
 	assert.Equal(t, `read_file {"path":"a.go"} → apply_patch {"patch":"--- a.go"} → go_test {"pkg":"./a"}`, d.Reason.Action, "the cycle's steps in order")
-	assert.Contains(t, d.Reason.String(), "Cycle: the same 3 steps with the same observations, 3 times over the last 9 steps; the 4th call was refused before it ran")
+	assert.Contains(t, d.Reason.String(), "Cycle: the same 3 steps with the same observations, 3 times over the last 9 steps; its last call was refused before it ran")
 }
 
 // CheckAction takes no probe: after the cooldown, Check lets the probe's

@@ -731,8 +731,12 @@ var rules = [...]rule{
 		class: ClassStop,
 		early: true,
 		text: func(r Reason) string {
+			refused := ""
+			if r.Proposed {
+				refused = "; its last call was refused before it ran"
+			}
 			return withAction(fmt.Sprintf("Cycle: the same %d steps with the same observations, %d times over the last %d steps%s (actions: %s)",
-				r.Count, r.Window/max(r.Count, 1), r.Window, refusedCall(r), r.Fingerprint), r.Action)
+				r.Count, r.Window/max(r.Count, 1), r.Window, refused, r.Fingerprint), r.Action)
 		},
 		thresholds: []Threshold{{Field: "Steps.CycleRepeats", About: "times a cycle of 2 to 5 steps, each with the same observation, is gone round", Default: 3,
 			Min: 2, Max: maxWindow / maxCyclePeriod, why: "a cycle is one when it comes twice",

@@ -1,10 +1,12 @@
 package loopbreaker
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -428,6 +430,16 @@ func FuzzActionFingerprint(f *testing.F) {
 		m := &Action{Message: s}
 		_, ok = parseFingerprint(m.Fingerprint())
 		require.True(t, ok)
+		if dec := json.NewDecoder(strings.NewReader(s)); strings.HasPrefix(s, "{") && len(s) < maxNormalizedInput {
+			// The order of the keys is not identity either.
+			dec.UseNumber()
+			var obj map[string]any
+			if dec.Decode(&obj) == nil && !dec.More() {
+				sorted, err := json.Marshal(obj)
+				require.NoError(t, err)
+				require.Equal(t, fp, (&Action{Tool: "t", Args: string(sorted)}).Fingerprint(), "%q vs %q", s, sorted)
+			}
+		}
 		if strings.HasPrefix(s, "{") && len(s) < maxNormalizedInput {
 			// Spacing between tokens, outside strings, is not identity.
 			spaced := strings.NewReplacer(`{`, `{ `, `}`, ` }`).Replace(s)
@@ -518,4 +530,43 @@ func TestTheSameCallWrittenDifferentlyIsTheSameCall(t *testing.T) {
 		assert.NotEqual(t, (&Action{Tool: "view", Args: same[0]}).Fingerprint(), (&Action{Tool: "view", Args: args}).Fingerprint(), args)
 	}
 	assert.Equal(t, (&Action{Tool: "t", Args: `{"a": [1, {"c":2,"b":1}]}`}).Fingerprint(), (&Action{Tool: "t", Args: `{"a":[1,{"b":1,"c":2}]}`}).Fingerprint(), "nested objects too")
+}
+
+// FuzzStepStory: any story of tool steps, from a few tools, arguments
+// and results, asked about with CheckAction and recorded: nothing panics,
+// a refused call is never recorded, a circuit CheckAction opened stays
+// open, and the state saves and restores.
+func FuzzStepStory(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2})
+	f.Add([]byte{5, 5, 5, 5, 5, 5, 9, 9, 9, 9, 9})
+	f.Add([]byte{0x81, 0x82, 0x81, 0x82, 0x81, 0x82, 0x81})
+	f.Fuzz(func(t *testing.T, story []byte) {
+		cfg, _ := Preset("tool-steps")
+		cb, clock := newTestBreaker(t, cfg)
+		for _, c := range story {
+			a := Action{Tool: fmt.Sprintf("tool%d", c&3), Args: fmt.Sprintf(`{"n":%d}`, c>>2&3)}
+			if c&0x40 != 0 {
+				a = Action{Message: "thinking"}
+			}
+			before := cb.Stats().Iterations
+			d := cb.CheckAction(a)
+			if !d.Allow {
+				require.Equal(t, before, cb.Stats().Iterations, "a refused call is not recorded")
+				if d.Reason.Proposed {
+					require.Equal(t, Open, cb.State())
+				}
+				clock.Advance(time.Minute)
+				continue
+			}
+			it := Iteration{Action: &a, Observation: fmt.Sprintf("result %d", c>>4&1)}
+			if c&0x80 != 0 {
+				it.Err = errors.New("boom")
+			}
+			cb.Record(it)
+		}
+		snap := roundTrip(t, cb.Snapshot())
+		require.NoError(t, snap.Validate())
+		nb, _ := newTestBreaker(t, cfg)
+		require.NoError(t, nb.Restore(snap))
+	})
 }

@@ -273,3 +273,47 @@ func TestNumbersInAnObservationAreContentButTimesAreNot(t *testing.T) {
 	assert.Equal(t, len(runs), erased.movingStopped, "erased, the moving poll is a repeat")
 	assert.GreaterOrEqual(t, kept.caught, erased.caught)
 }
+
+// The new step signals' thresholds, each chosen on the recorded runs: the
+// signal alone (the other two new ones off, the rest of tool-steps on) at
+// its threshold and around it. The chosen one stops no healthy run; the
+// one below it stops some, or for the cycle, needs only two rounds, which
+// a check-then-fix pair makes in healthy work. The log shows the table.
+func TestToolStepsThresholdsChosenOnRecordedRuns(t *testing.T) {
+	runs := loadTrajectories(t)
+	type row struct {
+		name   string
+		set    func(c *Config)
+		chosen bool
+	}
+	var rows []row
+	for _, n := range []int{2, 3, 4} {
+		rows = append(rows, row{fmt.Sprintf("cycle, %d rounds", n), func(c *Config) { c.Steps.CycleRepeats = n }, n == 3})
+	}
+	for _, n := range []int{3, 4, 5} {
+		rows = append(rows, row{fmt.Sprintf("same_tool_error, %d", n), func(c *Config) { c.Steps.MaxSameToolError = n }, n == 5})
+	}
+	for _, n := range []int{3, 4, 5} {
+		rows = append(rows, row{fmt.Sprintf("repeated_step, %d in 30", n), func(c *Config) { c.Steps.MaxRepeats = n }, n == 4})
+	}
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "signal, threshold\thealthy runs stopped\tstuck runs caught\tstuck stopped early")
+	stopped := map[string]int{}
+	for _, r := range rows {
+		cfg := toolStepsPreset(t)
+		cfg.Steps.CycleRepeats, cfg.Steps.MaxSameToolError, cfg.Steps.MaxRepeats = -1, -1, -1
+		r.set(&cfg)
+		tally := tallyReplaysWith(t, runs, func(tr trajectory) replayStop { return replaySteps(t, cfg, tr, nil) })
+		stopped[r.name] = tally.healthyStopped
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\n", r.name, tally.healthyStopped, tally.stuckCaught, tally.stuckEarly)
+		if r.chosen {
+			assert.Zero(t, tally.healthyStopped, "%s: %v", r.name, tally.healthyStops)
+			assert.Zero(t, tally.stuckEarly, r.name)
+		}
+	}
+	require.NoError(t, w.Flush())
+	t.Log("\n" + b.String())
+	assert.NotZero(t, stopped["same_tool_error, 4"], "a lower threshold stops healthy runs")
+	assert.NotZero(t, stopped["repeated_step, 3 in 30"], "a lower threshold stops healthy runs")
+}
