@@ -216,6 +216,18 @@ func (b *CircuitBreaker) Check() Decision {
 	return b.check(true)
 }
 
+// Short returns the signals one bad step short of opening the circuit
+// now, as [Decision.Short] lists them, without a Check: nil when none is,
+// and while the circuit is open or the loop complete.
+func (b *CircuitBreaker) Short() []Reason {
+	b.mu.Lock()
+	defer b.unlock()
+	if b.state == Open {
+		b.advance(b.cfg.Now())
+	}
+	return b.shortNow()
+}
+
 // CheckAction asks whether a tool call the model proposes may run, before
 // it runs. It refuses, as Check does, while the circuit is open or a limit,
 // a spend cap, the call budget or completion holds; and it refuses the call
