@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/agent"
 )
 
 // ErrUnknownEvent is an event looprun does not answer.
@@ -19,7 +20,7 @@ var ErrUnknownEvent = errors.New("unknown hook event")
 
 // handler answers one event of one project.
 type handler struct {
-	agent   Agent
+	agent   *agent.Agent
 	set     *settings
 	project string // the project's directory
 	store   *store
@@ -28,10 +29,10 @@ type handler struct {
 }
 
 // newHandler returns the handler of the project at dir.
-func newHandler(agent Agent, set *settings, dir string, now func() time.Time) *handler {
+func newHandler(ag *agent.Agent, set *settings, dir string, now func() time.Time) *handler {
 	hooks := filepath.Join(dir, stateDirName, "hooks")
 	return &handler{
-		agent: agent, set: set, project: dir, now: now,
+		agent: ag, set: set, project: dir, now: now,
 		store: &store{dir: hooks, now: now},
 		log:   &eventLog{path: filepath.Join(hooks, eventLogName), now: now},
 	}
@@ -156,7 +157,7 @@ func (s *session) keep() {
 // changed.
 func (s *session) beforeTool() (Answer, bool, error) {
 	changed := false
-	if s.h.agent.SilentFailures {
+	if s.h.agent.Hooks.SilentFailures {
 		if err := s.readTranscript(); err != nil {
 			return Answer{}, false, err
 		}
@@ -171,7 +172,7 @@ func (s *session) beforeTool() (Answer, bool, error) {
 			s.st.Refused = 0
 			s.h.log.note(s.ev, "tripped: %s", d.Reason)
 			ev := &Event{Tool: last.Tool, Input: json.RawMessage(last.Args)}
-			return Answer{Deny: tripWords(d.Reason, ev, last.Result, d.RetryAfter)}, true, nil
+			return Answer{Deny: tripWords(d.Reason, ev, last.Args, last.Result, d.RetryAfter)}, true, nil
 		}
 	}
 	d := s.steps.Check() // not kept: see keep
@@ -201,8 +202,8 @@ func (s *session) beforeTool() (Answer, bool, error) {
 		// the call goes on, and the person hears of it.
 		a.Notice = "looprun hook: protected paths not checked: " + err.Error()
 	}
-	if s.h.agent.SilentFailures && s.ev.ToolUseID != "" {
-		s.st.Transcript.await(pendingCall{ID: s.ev.ToolUseID, Tool: s.ev.Tool, Args: stepArgs(s.ev.Tool, s.ev.Input)})
+	if s.h.agent.Hooks.SilentFailures && s.ev.ToolUseID != "" {
+		s.st.Transcript.await(pendingCall{ID: s.ev.ToolUseID, Tool: s.ev.Tool, Args: s.h.stepArgs(s.ev.Tool, s.ev.Input)})
 		changed = true
 	}
 	return a, changed, nil
@@ -244,16 +245,16 @@ func (s *session) afterTool() (Answer, error) {
 	if !failed && s.st.Transcript.failed(s.ev.ToolUseID) {
 		// The agent says the call failed in its transcript alone (Codex:
 		// a command's exit code): its error is what it returned.
-		errText, failed = observation(s.ev.Tool, s.ev.Response), true
+		errText, failed = agent.Observation(s.ev.Tool, s.ev.Response), true
 	}
-	it := loopbreaker.Iteration{Action: &loopbreaker.Action{Tool: s.ev.Tool, Args: stepArgs(s.ev.Tool, s.ev.Input)}}
+	it := loopbreaker.Iteration{Action: &loopbreaker.Action{Tool: s.ev.Tool, Args: s.h.stepArgs(s.ev.Tool, s.ev.Input)}}
 	if failed {
 		it.Err = errors.New(errText)
 		if s.ev.Interrupted {
 			it.Err = fmt.Errorf("%w: %s", context.Canceled, errText)
 		}
 	} else {
-		it.Observation = observation(s.ev.Tool, s.ev.Response)
+		it.Observation = agent.Observation(s.ev.Tool, s.ev.Response)
 	}
 	s.steps.Record(it)
 	s.noteTurn(failed && !s.ev.Interrupted, errText)
@@ -265,13 +266,13 @@ func (s *session) afterTool() (Answer, error) {
 		s.h.log.note(s.ev, endedNote, d.Reason)
 		a := Answer{End: endWords(d.Reason, false)}
 		if d.State == loopbreaker.Open && !wasOpen {
-			a.Block = tripWords(d.Reason, s.ev, errText, 0)
+			a.Block = tripWords(d.Reason, s.ev, s.h.stepArgs(s.ev.Tool, s.ev.Input), errText, 0)
 		}
 		return a, nil
 	case !d.Allow && d.State == loopbreaker.Open && !wasOpen:
 		s.st.Refused = 0
 		s.h.log.note(s.ev, "tripped: %s", d.Reason)
-		return Answer{Block: tripWords(d.Reason, s.ev, errText, d.RetryAfter)}, nil
+		return Answer{Block: tripWords(d.Reason, s.ev, s.h.stepArgs(s.ev.Tool, s.ev.Input), errText, d.RetryAfter)}, nil
 	case !d.Allow:
 		return Answer{}, nil // refused before this call: the model was told
 	}
@@ -285,7 +286,7 @@ func (s *session) afterTool() (Answer, error) {
 // agent's editing tools wrote, and whether its last call failed.
 func (s *session) noteTurn(failed bool, errText string) {
 	t := &s.st.Turn
-	if _, edits := editTools[s.ev.Tool]; edits && !failed {
+	if writesFiles(s.h.agent.Hooks.Tools, s.ev.Tool) && !failed {
 		t.Edits++
 	}
 	t.LastError = ""
@@ -300,7 +301,7 @@ func (s *session) noteTurn(failed bool, errText string) {
 func (s *session) warnings(d loopbreaker.Decision, failed bool) []string {
 	cfg, def := s.h.set.steps, loopbreaker.DefaultConfig()
 	st := s.steps.Stats()
-	action := (&loopbreaker.Action{Tool: s.ev.Tool, Args: stepArgs(s.ev.Tool, s.ev.Input)}).String()
+	action := (&loopbreaker.Action{Tool: s.ev.Tool, Args: s.h.stepArgs(s.ev.Tool, s.ev.Input)}).String()
 	type warning struct{ key, text string }
 	var now []warning
 	if n := threshold(cfg.Steps.MaxRepeatedActionError, def.Steps.MaxRepeatedActionError); failed && n > 1 && st.Steps.SameActionFailedInARow == n-1 {
@@ -382,7 +383,7 @@ func (s *session) readSpend() error {
 // readTranscript reads what the session's transcript gained since the
 // last hook: its spend goes to the tool steps' breaker.
 func (s *session) readTranscript() error {
-	spent, err := readSpend(s.ev.TranscriptPath, &s.st.Transcript, s.h.agent.Message)
+	spent, err := readSpend(s.ev.TranscriptPath, &s.st.Transcript, s.h.agent.Hooks.Message)
 	for _, u := range spent {
 		if u.Model == "" {
 			u.Model = s.ev.Model // Codex's transcript names it apart
@@ -396,37 +397,22 @@ func (s *session) readTranscript() error {
 }
 
 // stepArgs returns a tool call's arguments as the step signals compare
-// them: its input with its keys in order, and, for Bash, without the
-// description the model gives each call, which says nothing of what runs.
-func stepArgs(tool string, input json.RawMessage) string {
+// them: its input with its keys in order, without the members the
+// agent's tool says nothing by (the description a model gives each shell
+// call, which says nothing of what runs).
+func (h *handler) stepArgs(tool string, input json.RawMessage) string {
 	var in map[string]json.RawMessage
 	if json.Unmarshal(input, &in) != nil {
 		return string(input)
 	}
-	if tool == "Bash" {
-		delete(in, "description")
+	for _, k := range h.agent.Hooks.Tools[tool].Ignore {
+		delete(in, k)
 	}
 	out, err := json.Marshal(in)
 	if err != nil {
 		return string(input)
 	}
 	return string(out)
-}
-
-// observation returns a tool's result as the step signals compare it:
-// Bash's output and error output; any other tool's result as it came.
-func observation(tool string, response json.RawMessage) string {
-	var text string
-	if json.Unmarshal(response, &text) == nil {
-		return text
-	}
-	if tool == "Bash" {
-		var out struct{ Stdout, Stderr string }
-		if json.Unmarshal(response, &out) == nil {
-			return out.Stdout + "\n" + out.Stderr
-		}
-	}
-	return string(response)
 }
 
 // eventLogName is the hooks' log in the state directory: what they did

@@ -22,14 +22,14 @@ const (
 
 // tripWords tells the model why its tool calls stop: the breaker's reason,
 // what it means, the call and its error, and what to do.
-func tripWords(r loopbreaker.Reason, ev *Event, errText string, retry time.Duration) string {
+func tripWords(r loopbreaker.Reason, ev *Event, args, errText string, retry time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "loopbreaker stopped your tool calls: %s.", r.String())
 	if advice := adviceFor(r); advice != "" {
 		b.WriteString(" " + advice)
 	}
 	if ev.Tool != "" && r.Action == "" {
-		fmt.Fprintf(&b, "\nThe last call: %s", (&loopbreaker.Action{Tool: ev.Tool, Args: stepArgs(ev.Tool, ev.Input)}).String())
+		fmt.Fprintf(&b, "\nThe last call: %s", (&loopbreaker.Action{Tool: ev.Tool, Args: args}).String())
 	}
 	if q := quote(errText); q != "" {
 		b.WriteString("\nIts error:\n" + q)

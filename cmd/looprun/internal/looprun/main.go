@@ -396,7 +396,7 @@ type runner struct {
 	guard       *protect.Guard
 	clock       clock
 	state       *stateFile
-	agent       agent
+	agent       loopAgent
 	logs        iterationLogs
 	out         io.Writer   // the table, the summary, the prompts: stdout, or stderr with -json
 	live        *liveOutput // the command's output, and the status line, on out
