@@ -50,8 +50,13 @@ type Agent struct {
 }
 
 // All are the agents looprun knows, in the order their output readers
-// are asked for the run's outcome: the first whose output it was wins.
-var All = []*Agent{ClaudeCode, Codex}
+// are given each line of a command's output: the first that takes a line
+// keeps it from the rest, so an agent whose lines are told by their start
+// (Codex's and Gemini CLI's events) comes before one that reads any JSON
+// object of a type it knows (Claude Code's result, which Gemini CLI's
+// result event would pass for). The first whose output it was tells the
+// run.
+var All = []*Agent{Codex, Gemini, ClaudeCode}
 
 // Find returns the agent a command line runs, and where in argv its word
 // is: the first argument whose path's base name is one of an agent's
@@ -96,7 +101,8 @@ func Flags() string {
 // in bounded memory. It is not safe for concurrent use.
 type Output interface {
 	// Line reads one line, without its newline, and reports whether it
-	// was one of the agent's own lines (an event of its JSON output).
+	// was one of the agent's own lines (an event of its JSON output),
+	// which no other agent's reader then reads.
 	Line(line []byte) bool
 	// Finish is called once the output has ended; whole is all of it
 	// when the caller held it whole (nil otherwise), for a format that

@@ -94,6 +94,17 @@ func (h *Hooks) Own(event string) string {
 	return ""
 }
 
+// Word returns the event own, one of the agent's own names, in looprun's
+// words; own itself when the agent has no such event.
+func (h *Hooks) Word(own string) string {
+	for _, e := range h.Events {
+		if e.Own == own {
+			return e.Event
+		}
+	}
+	return own
+}
+
 // Installed returns the agent's own names of the events `looprun hooks
 // install` writes, in order; ralph says a Ralph loop is installed.
 func (h *Hooks) Installed(ralph bool) []string {

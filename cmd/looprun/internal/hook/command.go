@@ -92,12 +92,13 @@ func runHook(sys System, args []string, stdin io.Reader, stdout, stderr io.Write
 		return failOpen(fmt.Errorf("the event is larger than %d MiB", maxInput>>20))
 	}
 	ev, err := ag.Hooks.Decode(data)
-	if err == nil && fs.NArg() == 1 && fs.Arg(0) != ev.Name {
+	if err == nil && fs.NArg() == 1 && ag.Hooks.Word(fs.Arg(0)) != ev.Name && fs.Arg(0) != ev.Name &&
+		!(ev.Name == PostToolUseFailure && ag.Hooks.Word(fs.Arg(0)) == PostToolUse) {
 		err = fmt.Errorf("the command line says %s, and the event is %s", fs.Arg(0), ev.Name)
 	}
 	if err != nil {
 		if set.failClosed {
-			ev.Name = fs.Arg(0)
+			ev.Name = ag.Hooks.Word(fs.Arg(0))
 		}
 		return fail(set, &ev, err, stdout, stderr)
 	}

@@ -128,12 +128,15 @@ func (c *capture) keepLine(p []byte) {
 	c.line = append(c.line, p...)
 }
 
-// readLine gives a line to every agent's reader; a line none takes is
-// the command's own, where the done marker counts.
+// readLine gives a line to the agents' readers, in turn, until one takes
+// it; a line none takes is the command's own, where the done marker
+// counts.
 func (c *capture) readLine(line []byte) {
 	taken := false
 	for _, r := range c.readers {
-		taken = r.Line(line) || taken
+		if taken = r.Line(line); taken {
+			break
+		}
 	}
 	if !taken && len(c.marker) > 0 && bytes.Contains(line, c.marker) {
 		if t := bytes.TrimSpace(line); len(t) == 0 || t[0] != '{' {
