@@ -330,7 +330,7 @@ func TestEveryReasonKindSaysWhatItDoesToTheLoop(t *testing.T) {
 		ReasonRepeatedActionObservation: ClassStop,
 		ReasonRepeatedActionError:       ClassStop,
 		ReasonMonologue:                 ClassStop,
-		ReasonAlternatingActions:        ClassStop,
+		ReasonCycle:                     ClassStop,
 		ReasonCondensationLoop:          ClassStop,
 		ReasonProtectedFiles:            ClassStop,
 		ReasonProviderLimit:             ClassLimit,
@@ -342,7 +342,9 @@ func TestEveryReasonKindSaysWhatItDoesToTheLoop(t *testing.T) {
 		ReasonGaveUp:                    ClassStop,
 		ReasonUnpricedModel:             ClassWarning,
 		ReasonFalseCompletion:           ClassStop,
-		ReasonFalseCompletion + 1:       ClassNone, // a kind this build does not know
+		ReasonSameToolError:             ClassStop,
+		ReasonRepeatedStep:              ClassStop,
+		ReasonRepeatedStep + 1:          ClassNone, // a kind this build does not know
 	}
 	require.Len(t, want, len(rules)+1, "every kind has its row here")
 	for kind, class := range want {
