@@ -162,7 +162,7 @@ func (s *session) beforeTool() (Answer, bool, error) {
 			return Answer{}, false, err
 		}
 		wasOpen := s.steps.State() == loopbreaker.Open
-		last, recorded := s.recordEnded()
+		recorded := s.recordEnded()
 		s.keep() // the spend read, and the mark moved on: both saved
 		changed = true
 		if recorded && !wasOpen && s.steps.State() == loopbreaker.Open {
@@ -171,8 +171,7 @@ func (s *session) beforeTool() (Answer, bool, error) {
 			d := s.steps.Check()
 			s.st.Refused = 0
 			s.h.log.note(s.ev, "tripped: %s", d.Reason)
-			ev := &Event{Tool: last.Tool, Input: json.RawMessage(last.Args)}
-			return Answer{Deny: tripWords(d.Reason, ev, last.Args, last.Result, d.RetryAfter)}, true, nil
+			return Answer{Deny: tripWords(d.Reason, d.RetryAfter)}, true, nil
 		}
 	}
 	d := s.steps.Check() // not kept: see keep
@@ -191,6 +190,14 @@ func (s *session) beforeTool() (Answer, bool, error) {
 	}
 	changed = changed || s.st.Refused != 0
 	s.st.Refused = 0
+	// The call itself, judged before it runs: one that would close a
+	// cycle, or repeat a step that keeps giving the same result, is
+	// refused, and opens the circuit as it would have after it ran.
+	if pd := s.steps.CheckAction(loopbreaker.Action{Tool: s.ev.Tool, Args: s.h.stepArgs(s.ev.Tool, s.ev.Input)}); !pd.Allow {
+		s.keep()
+		s.h.log.note(s.ev, "tripped: %s", pd.Reason)
+		return Answer{Deny: tripWords(pd.Reason, pd.RetryAfter)}, true, nil
+	}
 	err := s.h.set.checkProtected(s.h.project, s.ev.Cwd, s.ev.Tool, s.ev.Input)
 	if r, ok := refusal(err); ok {
 		s.h.log.note(s.ev, "refused %s: %s", s.ev.Tool, r.Reason)
@@ -211,12 +218,12 @@ func (s *session) beforeTool() (Answer, bool, error) {
 
 // recordEnded records the calls that ended with no hook after them
 // (Agent.SilentFailures) as failed steps, their result the error, and
-// returns the last of them; false when there was none. The caller keeps
-// the breaker, before its Check.
-func (s *session) recordEnded() (endedCall, bool) {
+// reports whether there were any. The caller keeps the breaker, before
+// its Check.
+func (s *session) recordEnded() bool {
 	ended := s.st.Transcript.Ended
 	if len(ended) == 0 {
-		return endedCall{}, false
+		return false
 	}
 	s.st.Transcript.Ended = nil
 	for _, c := range ended {
@@ -224,9 +231,8 @@ func (s *session) recordEnded() (endedCall, bool) {
 		line, _, _ := strings.Cut(strings.TrimSpace(c.Result), "\n")
 		s.h.log.note(s.ev, "%s failed with no hook after it: %s", c.Tool, line)
 	}
-	last := ended[len(ended)-1]
-	s.st.Turn.LastError = last.Result
-	return last, true
+	s.st.Turn.LastError = ended[len(ended)-1].Result
+	return true
 }
 
 // afterTool answers PostToolUse and PostToolUseFailure: the step is
@@ -266,18 +272,18 @@ func (s *session) afterTool() (Answer, error) {
 		s.h.log.note(s.ev, endedNote, d.Reason)
 		a := Answer{End: endWords(d.Reason, false)}
 		if d.State == loopbreaker.Open && !wasOpen {
-			a.Block = tripWords(d.Reason, s.ev, s.h.stepArgs(s.ev.Tool, s.ev.Input), errText, 0)
+			a.Block = tripWords(d.Reason, 0)
 		}
 		return a, nil
 	case !d.Allow && d.State == loopbreaker.Open && !wasOpen:
 		s.st.Refused = 0
 		s.h.log.note(s.ev, "tripped: %s", d.Reason)
-		return Answer{Block: tripWords(d.Reason, s.ev, s.h.stepArgs(s.ev.Tool, s.ev.Input), errText, d.RetryAfter)}, nil
+		return Answer{Block: tripWords(d.Reason, d.RetryAfter)}, nil
 	case !d.Allow:
 		return Answer{}, nil // refused before this call: the model was told
 	}
-	if w := s.warnings(d, failed); len(w) > 0 {
-		return Answer{Context: warningWords(strings.Join(w, " "))}, nil
+	if w := s.warnings(d); len(w) > 0 {
+		return Answer{Context: strings.Join(w, "\n")}, nil
 	}
 	return Answer{}, nil
 }
@@ -296,28 +302,17 @@ func (s *session) noteTurn(failed bool, errText string) {
 }
 
 // warnings returns the warnings the model has not been given while they
-// hold: a signal one step short of tripping, and the breaker's own (80%
-// of a spend cap or of the call budget).
-func (s *session) warnings(d loopbreaker.Decision, failed bool) []string {
-	cfg, def := s.h.set.steps, loopbreaker.DefaultConfig()
-	st := s.steps.Stats()
-	action := (&loopbreaker.Action{Tool: s.ev.Tool, Args: s.h.stepArgs(s.ev.Tool, s.ev.Input)}).String()
+// hold, in the breaker's words for a model: the signals one step short of
+// tripping (Decision.Short), and the breaker's own warnings (80% of a
+// spend cap or of the call budget).
+func (s *session) warnings(d loopbreaker.Decision) []string {
 	type warning struct{ key, text string }
 	var now []warning
-	if n := threshold(cfg.Steps.MaxRepeatedActionError, def.Steps.MaxRepeatedActionError); failed && n > 1 && st.Steps.SameActionFailedInARow == n-1 {
-		now = append(now, warning{"repeated_action_error", fmt.Sprintf(
-			"this call has failed %d times in a row (%s); if it fails once more, your tool calls are stopped. Try something different.", n-1, action)})
-	}
-	if n := threshold(cfg.Steps.MaxRepeatedAction, def.Steps.MaxRepeatedAction); !failed && n > 1 && st.Steps.SameStepInARow == n-1 {
-		now = append(now, warning{"repeated_action_observation", fmt.Sprintf(
-			"this call has returned the same result %d times in a row (%s); once more, and your tool calls are stopped. It will not change: try something different.", n-1, action)})
-	}
-	if n := threshold(cfg.Failures.MaxConsecutive, def.Failures.MaxConsecutive); failed && n > 1 && st.Failures.Consecutive == n-1 {
-		now = append(now, warning{"consecutive_failures", fmt.Sprintf(
-			"your last %d tool calls failed; one more failure, and your tool calls are stopped.", n-1)})
+	for _, r := range d.Short {
+		now = append(now, warning{r.Kind.String(), r.ForModel()})
 	}
 	for _, w := range d.Warnings {
-		now = append(now, warning{w.Kind.String(), w.String() + "."})
+		now = append(now, warning{w.Kind.String(), "loopbreaker warning: " + w.String() + "."})
 	}
 	var keys, texts []string
 	for _, w := range now {
@@ -328,15 +323,6 @@ func (s *session) warnings(d loopbreaker.Decision, failed bool) []string {
 	}
 	s.st.Warned = keys
 	return texts
-}
-
-// threshold returns a threshold in force: v, def when v is 0, and 0 when
-// the signal is off.
-func threshold(v, def int) int {
-	if v == 0 {
-		v = def
-	}
-	return max(v, 0)
 }
 
 // newPrompt answers UserPromptSubmit: a person who writes a new prompt
