@@ -173,10 +173,13 @@ func projectDir(sys System, ev *Event) string {
 func hookUsage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprint(w, `usage: looprun hook [flags] [EVENT]
 
-Answers one of Claude Code's hook events (Codex's with -agent codex),
+Answers one of Claude Code's hook events (Codex's with -agent codex,
+Gemini CLI's with -agent gemini, by its own names: BeforeTool, AfterTool,
+BeforeAgent, AfterAgent, SessionStart, SessionEnd),
 read as JSON on stdin: the breaker inside the session, per tool call.
 "looprun hooks install" adds these commands to .claude/settings.json
-(-agent codex: .codex/hooks.json). See docs/agent-hooks.md.
+(-agent codex: .codex/hooks.json; -agent gemini: .gemini/settings.json).
+See docs/agent-hooks.md.
 
   PreToolUse          refuse a call that would destroy a protected path, or
                       any call while the session's circuit is open

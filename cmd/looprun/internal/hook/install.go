@@ -19,8 +19,8 @@ import (
 // runHooks is `looprun hooks install|uninstall [flags]`.
 func runHooks(sys System, args []string, stdout, stderr io.Writer) int {
 	usage := func(w io.Writer) {
-		fmt.Fprint(w, `usage: looprun hooks install [-agent claude|codex] [-user | -local] [-dir DIR] [-rules] [hook flags]
-       looprun hooks uninstall [-agent claude|codex] [-user | -local] [-dir DIR]
+		fmt.Fprint(w, `usage: looprun hooks install [-agent claude|codex|gemini] [-user | -local] [-dir DIR] [-rules] [hook flags]
+       looprun hooks uninstall [-agent claude|codex|gemini] [-user | -local] [-dir DIR]
 
 install adds looprun's hooks to the agent's settings, merged with what is
 there. Claude Code: the project's .claude/settings.json (-local:
@@ -29,6 +29,8 @@ every project). Codex: the project's .codex/hooks.json (-user:
 $CODEX_HOME/hooks.json, every project), which Codex runs only once you trust
 them; -rules also writes Codex rules that forbid the usual commands that
 delete a protected path, which need no trust (rules/looprun.rules beside it).
+Gemini CLI: the project's .gemini/settings.json (-user: ~/.gemini/settings.json),
+which it runs in a folder it trusts.
 The hook flags (looprun hook -help) go into each command. Run again, it
 changes only what differs. uninstall removes looprun's entries (and rules)
 and nothing else.
