@@ -164,3 +164,24 @@ func TestGeminiHooksInstallAndUninstallBesideAnotherHook(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, settings, string(data), "as it was")
 }
+
+// The session's spend is read from Gemini CLI's transcript as it grows,
+// priced at the model's list price (gemini-2.5-flash: $0.30 per million
+// input tokens, $2.50 output, thinking included), and held to -max-cost:
+// each answer costs $0.45 (1,000,000 tokens in, 50,000 out, 10,000 thinking),
+// so the model is warned at $0.90 and the run ends at $1.35, mid-session.
+func TestGeminiSpendCapEndsTheSessionMidway(t *testing.T) {
+	step := func(r *fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Use("run_shell_command", map[string]string{"command": "echo step " + strings.Repeat("x", len(r.ToolResults())+1)}).
+			WithUsage(fakemodel.Usage{InputTokens: 1_000_000, OutputTokens: 50_000, ThoughtsTokens: 10_000})
+	}
+	p := newGeminiProject(t, step, nil)
+	p.looprun("hooks", "install", "-agent", "gemini", "-max-cost", "1")
+
+	run := p.gemini()
+	assert.Equal(t, 0, run.code, run.stderr)
+	turns := p.env.Model.Turns()
+	require.Len(t, turns, 3, "the third answer reached the cap")
+	assert.Contains(t, turns[2].Last().Text(), "loopbreaker warning: Spend 90% of the cap: $0.90 of $1.00", "the warning, at the second")
+	assert.Contains(t, p.hooksLog(), "ended: Spend cap reached: $1.35 over the loop's life (cap: $1.00)")
+}
