@@ -28,10 +28,15 @@ type geminiProject struct {
 }
 
 // newGeminiProject makes a git repository holding files, committed, and
-// readies Gemini CLI against a model that answers with answer.
-func newGeminiProject(t testing.TB, answer fakemodel.Answerer, files map[string]string) *geminiProject {
+// readies Gemini CLI against a model that answers with answer (settings:
+// more of its settings.json, see geminitest.Start).
+func newGeminiProject(t testing.TB, answer fakemodel.Answerer, files map[string]string, settings ...map[string]any) *geminiProject {
 	t.Helper()
-	env := geminitest.Start(t, answer, nil)
+	var more map[string]any
+	if len(settings) > 0 {
+		more = settings[0]
+	}
+	env := geminitest.Start(t, answer, more)
 	return &geminiProject{repo: agentRepo(t, files), env: env, clock: loopbreakertest.NewClock(start)}
 }
 
