@@ -122,6 +122,8 @@ func kindName(l Limit) string {
 	switch {
 	case l.Kind == Stop:
 		return "stop"
+	case l.Kind == Loop:
+		return "loop"
 	case l.Kind == Wait && l.Throttle:
 		return "throttle"
 	case l.Kind == Wait:

@@ -161,18 +161,49 @@ func durationAt(s string, now time.Time) when {
 
 // phraseAt reports whether s holds the words at s[i:], in any case, each
 // followed by white space, and where the white space after the last ends.
+// A word may be broken once by a line break, as a terminal wraps a long
+// line in the middle of a word ("try a\ngain at Jun 18th").
 func phraseAt(s string, i int, words ...string) (int, bool) {
 	for _, w := range words {
-		if !foldAt(s, i, w) {
+		end, ok := foldWrappedAt(s, i, w)
+		if !ok {
 			return 0, false
 		}
-		i += len(w)
+		i = end
 		if i == len(s) || !isSpace(s[i]) {
 			return 0, false
 		}
 		i = skipSpace(s, i)
 	}
 	return i, true
+}
+
+// foldWrappedAt reports whether s holds word at s[i:], in any case, and
+// where it ends there: as foldAt, but the word may be broken once after its
+// first byte by a line break and the indent after it.
+func foldWrappedAt(s string, i int, word string) (int, bool) {
+	wrapped := false
+	for j := 0; j < len(word); j++ {
+		if i < len(s) && j > 0 && !wrapped && (s[i] == '\n' || s[i] == '\r') {
+			wrapped = true
+			for i < len(s) && isSpace(s[i]) {
+				i++
+			}
+		}
+		if i >= len(s) || lower(s[i]) != word[j] {
+			return 0, false
+		}
+		i++
+	}
+	return i, true
+}
+
+// lower is the lower case of an ASCII letter, and any other byte itself.
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // fieldAt reports whether s holds the JSON field name at s[i:], quoted

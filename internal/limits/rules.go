@@ -88,12 +88,32 @@ func re(expr string) *regexp.Regexp { return regexp.MustCompile(`(?i)` + expr) }
 //   - Codex: "exceeded retry limit, last status: 429 Too Many Requests",
 //     "We're currently experiencing high demand".
 //
+// The waits of a busy server, throttles too: Claude Code's "API Error (503
+// upstream connect error ...)" and "API Error (api.anthropic.com | 504:
+// Gateway time-out)", Codex's "unexpected status 502 Bad Gateway", Gemini's
+// "The model is overloaded", OpenAI's "The server is overloaded or not
+// ready yet" and server_is_overloaded.
+//
+// The loops: DashScope's "Repetitive tool calls detected in the
+// conversation history" (through Qwen Code), Gemini CLI's "A potential
+// loop was detected".
+//
+// The refusals under a provider's policy, stops: Claude Code's "Claude
+// Code is unable to respond to this request, which appears to violate our
+// Usage Policy", OpenAI's "Invalid prompt: your prompt was flagged as
+// potentially violating our usage policy", Codex's "This content was
+// flagged for possible cybersecurity risk", Anthropic's "Output blocked by
+// content filtering policy", Gemini's FinishReasonSafety.
+//
 // The stops: Claude Code's and the Anthropic API's "This organization has
 // been disabled.", "Your organization has disabled Claude subscription
 // access", "Extra usage is required for long context requests" (a 429
 // that waiting does not lift), its admin and credit caps; Copilot's "402
 // You have no quota"; Cursor's "You've hit your usage limit · Get Cursor
-// Pro"; OpenRouter's "This request requires more credits"; OpenAI's
+// Pro"; OpenRouter's "This request requires more credits" and "More credits
+// are required"; DeepSeek's "Insufficient Balance", Moonshot's "suspended due
+// to insufficient balance" (a 429), Anthropic's "would exceed your
+// account's monthly spend limit" (a rate_limit_error); OpenAI's
 // insufficient_quota and billing codes, and Codex's word for them, "Quota
 // exceeded. Check your plan and billing details."; Continue's "You have no credits
 // remaining"; a client's "HTTP 402 Payment Required".
@@ -150,6 +170,16 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, needs: []string{"switching"}},
 		{re: re(`\btoo\s+many\s+(?:requests|tokens),\s+please\s+wait`),
 			kind: Wait, throttle: true, needs: []string{"many", "wait"}},
+		// A 502, 503 or 504 from the model's API, or its word that it is
+		// overloaded: waited out briefly, like a throttle. A bare "503
+		// Service Unavailable" is not enough: a build's registry says it
+		// too; the model's own client says whose it is.
+		{re: re(`\bAPI\s+Error\s*(?::\s*|\(\s*)(?:[\w.-]+\s*\|\s*)?(50[234])\b`),
+			kind: Wait, throttle: true, lead: true, why: "API Error ", needs: []string{"api", "50"}},
+		{re: re(`\bunexpected\s+status\s+(50[234])\b`),
+			kind: Wait, throttle: true, lead: true, why: "unexpected status ", needs: []string{"status", "50"}},
+		{re: re(`\b(?:(?:the|our|that)\s+)?(?:model|server|servers|engine)\s+(?:is\s+|are\s+)?(?:currently\s+)?overloaded\b`),
+			kind: Wait, throttle: true, weak: true, needs: []string{"overloaded"}},
 		{re: regexp.MustCompile(`\bStatus:\s+(RESOURCE_EXHAUSTED)\b`),
 			kind: Wait, throttle: true, why: "Gemini ", needs: []string{"resource_exhausted"}},
 		{re: regexp.MustCompile(`\bcode\s+=\s+(ResourceExhausted)\s+desc\s+=`),
@@ -180,7 +210,36 @@ var rules = sync.OnceValue(func() []rule {
 		{re: re(`\byou\s+have\s+reached\s+your\s+specified\s+api\s+usage\s+limits`),
 			kind: Stop, capped: true, needs: []string{"specified"}},
 
+		// Refusals under the provider's usage or content policy: the
+		// request must change, and a person changes it.
+		{re: re(`\bclaude\s+code\s+is\s+unable\s+to\s+respond\s+to\s+this\s+request,?\s+which\s+appears\s+to\s+violate\s+our\s+usage\s+policy`),
+			kind: Stop, lead: true, needs: []string{"violate", "policy"}},
+		{re: re(`\binvalid\s+prompt:\s+your\s+prompt\s+was\s+flagged\s+as\s+potentially\s+violating\s+our\s+usage\s+policy`),
+			kind: Stop, lead: true, needs: []string{"flagged", "policy"}},
+		{re: re(`\bthis\s+content\s+was\s+flagged\s+for\s+possible\s+cybersecurity\s+risk`),
+			kind: Stop, lead: true, needs: []string{"flagged", "cyber"}},
+		{re: re(`\boutput\s+blocked\s+by\s+content\s+filtering\s+policy`),
+			kind: Stop, lead: true, needs: []string{"blocked", "policy"}},
+		{re: regexp.MustCompile(`\bFinishReason(?:Safety|ProhibitedContent|Blocklist|Spii)\b`),
+			kind: Stop, why: "Gemini ", needs: []string{"finishreason"}},
+
+		// The provider's word that the agent loops.
+		{re: re(`\brepetitive\s+tool\s+calls\s+detected\s+in\s+the\s+conversation`),
+			kind: Loop, needs: []string{"repetitive"}},
+		{re: re(`\ba\s+potential\s+loop\s+was\s+detected\b`),
+			kind: Loop, lead: true, needs: []string{"potential", "loop"}},
+
 		// Stops.
+		{re: re(`\binsufficient\s+balance\b`),
+			kind: Stop, lead: true, needs: []string{"insufficient"}},
+		{re: re(`\bsuspended\s+due\s+to\s+insufficient\s+balance`),
+			kind: Stop, needs: []string{"insufficient"}},
+		{re: re(`\bmore\s+credits\s+are\s+required\b`),
+			kind: Stop, lead: true, needs: []string{"credits", "required"}},
+		{re: re(`\byou\s+seem\s+to\s+have\s+run\s+out\s+of\s+(?:funds|credits)`),
+			kind: Stop, lead: true, needs: []string{"run", "out"}},
+		{re: re(`\bwould\s+exceed\s+your\s+(?:account|organization)` + apostrophe + `s\s+monthly\s+spend\s+limit`),
+			kind: Stop, needs: []string{"monthly", "spend"}},
 		{re: re(`\byour\s+usage\s+allocation\s+has\s+been\s+disabled`),
 			kind: Stop, lead: true, needs: []string{"allocation"}},
 		{re: re(`\byour\s+group` + apostrophe + `s\s+usage\s+limit\s+is\s+set\s+to\s+\$0`),
@@ -238,6 +297,7 @@ func codeFields() []rule {
 		{"rate_limit_exceeded", Wait, true},
 		{"rate_limited", Wait, true},
 		{"overloaded_error", Wait, true},
+		{"server_is_overloaded", Wait, true},
 		{"resource_exhausted", Wait, true},
 		{"ratelimitexceeded", Wait, true},
 		{"throttling_error", Wait, true},
@@ -273,8 +333,11 @@ func codeField(codes string) string {
 // per-minute budget (waiting does not help, the request must change); a
 // test's failure about rate limiting (the code under test, not the
 // provider); documentation that explains an error (Cause: ... Solution:);
-// the rate limit of a package registry or of GitHub, which an agent's
-// build or tool met, not the model's provider. They overrule a message's
+// the rate limit of a package registry, of GitHub or of a model hub's
+// downloads, which an agent's build or tool met, not the model's provider;
+// the rate limit of a usage poller (a status line reading Claude's
+// oauth/usage or Codex's wham/usage endpoint), which is no limit on the
+// agent's work. They overrule a message's
 // weak signs. They are in lower case and run on the lower-cased region, as
 // do dailyQuota and zeroQuota, each expression on its own: one alternation of
 // them all, folding case, cost most of the time of reading a region, where
@@ -288,6 +351,8 @@ var lookalikes = compileAll(
 	`\bcause:\s[^\n]*\bsolution:\s`,
 	`npm\s+err!`, `registry\.npmjs\.org`, `registry\.yarnpkg\.com`, `pypi\.org`, `files\.pythonhosted\.org`,
 	`crates\.io`, `proxy\.golang\.org`, `api\.github\.com`, `docker\.io`,
+	`huggingface\.co/[^\s/]+/[^\s/]+/resolve/`,
+	`oauth/usage`, `wham/usage`, `failed\s+to\s+load\s+usage\s+data`,
 )
 
 // dailyQuota finds a quota of a day in a message whose sign is a throttle:
@@ -355,8 +420,10 @@ const maxLead = 256
 var labels = []string{"error", "exception", "failed", "failure", "fatal", "output", "stderr", "stdout", "message", "msg", "reason", "warning", "detail", "details"}
 
 // endsWithLabel reports whether s ends with one of labels, as a word or
-// the end of one ("ApiError", "litellm.RateLimitError").
+// the end of one ("ApiError", "litellm.RateLimitError"), in brackets or
+// not ("[AI_APICallError]").
 func endsWithLabel(s string) bool {
+	s = strings.TrimRight(s, "])") // "Error [AI_APICallError]:"
 	for _, l := range labels {
 		if len(s) >= len(l) && strings.EqualFold(s[len(s)-len(l):], l) {
 			return true

@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -238,7 +239,8 @@ type sign struct {
 	m    []int
 	next int // where the next sign in the region begins, or its end
 
-	daily, zero bool // the region's words: a quota of a day, of zero
+	daily, zero bool        // the region's words: a quota of a day, of zero
+	headers     http.Header // the rate-limit headers the region dumps, if any
 }
 
 // decide reads the regions closely and returns the limit the window shows
@@ -292,6 +294,10 @@ func regionSigns(r region) []sign {
 			signs = append(signs, sign{r: r, rule: rl, m: m})
 		}
 	}
+	headers, at := dumpedHeaders(text, lower)
+	if _, spent := spentWindows(headers, time.Time{}); spent && !hasWait(signs) {
+		signs = append(signs, sign{r: r, rule: &headerRule, m: []int{at, at}})
+	}
 	if len(signs) == 0 {
 		return nil
 	}
@@ -311,9 +317,19 @@ func regionSigns(r region) []sign {
 		if i+1 < len(signs) {
 			signs[i].next = signs[i+1].m[0]
 		}
-		signs[i].daily, signs[i].zero = daily, zero
+		signs[i].daily, signs[i].zero, signs[i].headers = daily, zero, headers
 	}
 	return signs
+}
+
+// hasWait reports whether one of signs is a Wait's.
+func hasWait(signs []sign) bool {
+	for _, g := range signs {
+		if g.rule.kind == Wait {
+			return true
+		}
+	}
+	return false
 }
 
 // holds reports whether lower, a lower-cased text, contains all of words.
@@ -342,6 +358,9 @@ func (g sign) finding(now time.Time) finding {
 			end = g.m[1]
 		}
 		f.reset = findReset(text[g.m[0]:end], now, f.throttle)
+		if !f.reset.named && f.kind == Wait && g.headers != nil {
+			f.reset = headerReset(g.headers, now) // the region's dumped headers
+		}
 	}
 	if rl.capped {
 		f.kind = Stop
@@ -392,7 +411,9 @@ var anchors = []struct {
 }{
 	{"limit", 2}, {"many", 0}, {"demand", 2}, {"quota", 0}, {"exhaust", 1}, {"overload", 1},
 	{"credit", 0}, {"disabled", 4}, {"usage", 3}, {"billing", 0}, {"slow ", 3},
-	{"429", 1}, {"529", 1}, {"402", 0},
+	{"429", 1}, {"529", 1}, {"402", 0}, {"502", 0}, {"503", 0}, {"504", 0},
+	{"policy", 4}, {"cyber", 1}, {"safety", 2}, {"prohibited", 4}, {"repetitive", 8},
+	{"insufficient", 4},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the

@@ -1,0 +1,103 @@
+package limits
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// A 502, 503 or 504 from the model's API, and its word that it is
+// overloaded, are waited out briefly like a throttle: never a failure.
+func TestServerBusyIsABriefThrottle(t *testing.T) {
+	cases := []struct {
+		name, in, reset string
+	}{
+		{"Claude Code retrying a 503", "  ⎿  API Error (503 upstream connect error or disconnect/reset before headers. reset reason: connection timeout) · Retrying in 5 seconds… (attempt 4/10)", "2026-01-29T16:29:38+02:00"},
+		{"Claude Code's 504 through the API's front", "API Error (api.anthropic.com | 504: Gateway time-out) · Retrying in 9 seconds… (attempt 5/10)", "2026-01-29T16:29:42+02:00"},
+		{"Claude Code giving up on a 503", "  ⎿  API Error: 503 no healthy upstream", ""},
+		{"Claude Code's 502 page", "API Error (502 <html>\n<head><title>502 Bad Gateway</title></head>\n</html>\n) · Retrying in 38 seconds… (attempt 9/10)", "2026-01-29T16:30:11+02:00"},
+		{"Codex", "■ unexpected status 502 Bad Gateway: Unknown error, url: http://127.0.0.1:8317/v1/responses", ""},
+		{"Codex reconnecting", "• Reconnecting... 4/5 (16m 38s • esc to interrupt)\n  └ Unexpected status 503 Service Unavailable: Service temporarily unavailable", ""},
+		{"Gemini's overload", `{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`, ""},
+		{"OpenAI's", "openai.error.ServiceUnavailableError: The server is overloaded or not ready yet.", ""},
+		{"OpenAI's code", `{"error":{"code":"server_is_overloaded","message":"Please try again later."}}`, ""},
+		{"a client's words for it", "503 server is overloaded.", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l := FromText(tc.in, now)
+			assert.Equal(t, Wait, l.Kind, l.Why)
+			assert.True(t, l.Throttle, "a throttle: %s", l.Why)
+			got := ""
+			if !l.Reset.IsZero() {
+				got = l.Reset.Format(time.RFC3339)
+			}
+			assert.Equal(t, tc.reset, got, "reset")
+		})
+	}
+}
+
+// A refusal under the provider's usage or content policy is a stop: the
+// request must change, and no retry changes it.
+func TestPolicyRefusalsStopForAPerson(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"Claude Code", "  ⎿ API Error: Claude Code is unable to respond to this request, which appears to violate our Usage \n    Policy (https://www.anthropic.com/legal/aup). Please double press esc to edit your last message", Stop, ""},
+		{"Codex", "■ Invalid prompt: your prompt was flagged as potentially violating our usage policy. Please try again with a different prompt", Stop, ""},
+		{"OpenAI's body", `{"error":{"message":"Invalid prompt: your prompt was flagged as potentially violating our usage policy.","code":"invalid_prompt"}}`, Stop, ""},
+		{"Codex's safety classifier", "This content was flagged for possible cybersecurity risk. If this seems wrong, try rephrasing your request.", Stop, ""},
+		{"Anthropic's content filter", `API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"Output blocked by content filtering policy"}}`, Stop, ""},
+		{"Gemini's safety filter", "blocked: candidate: FinishReasonSafety", Stop, ""},
+		{"prose quoting a refusal", "The docs explain when Claude Code is unable to respond to this request, which appears to violate our Usage Policy.", None, ""},
+	})
+}
+
+// A provider's refusal of the agent's repeated tool calls is a loop,
+// outranking the server error it comes as and any throttle, and outranked
+// by a stop.
+func TestRepetitiveToolCallRejectionsAreALoop(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"DashScope through Qwen Code", "✕ [API Error: <400> InternalError.Algo.InvalidParameter: Repetitive tool calls detected in the conversation history. The same tool call with identical name\n     and arguments has been repeated across multiple consecutive rounds.]", Loop, ""},
+		{"as a 500", "API error (500) [invalid_request_error]: Repetitive tool calls detected in the conversation history.", Loop, ""},
+		{"Gemini CLI's guard", "ℹ A potential loop was detected. This can happen due to repetitive tool calls or other model behavior. The request has been halted.", Loop, ""},
+		{"over a throttle", "API Error: 529 Overloaded\nRepetitive tool calls detected in the conversation history.", Loop, ""},
+		{"under a stop", "Repetitive tool calls detected in the conversation history.\nYour credit balance is too low to access the Anthropic API.", Stop, ""},
+	})
+}
+
+// Payment and credit refusals are a stop, even when they come as a 429 or
+// a rate_limit_error.
+func TestCreditRefusalsStop(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"DeepSeek", `litellm.BadRequestError: DeepseekException - {"error":{"message":"Insufficient Balance","type":"unknown_error"}}`, Stop, ""},
+		{"Moonshot's 429", "Error code: 429 - Your account org-x <ak-y> is suspended due to insufficient balance, please recharge your account", Stop, ""},
+		{"OpenRouter", `{"error":{"message":"More credits are required to run this request. 128000 token capacity required, 19484 available.","code":402}}`, Stop, ""},
+		{"Roo Code", "You seem to have run out of funds/credits in your account. Go to your provider and add more to continue.", Stop, ""},
+		{"Anthropic's spend cap as a rate_limit_error", `HTTP 429 {"type": "rate_limit_error", "message": "This request would exceed your account's monthly spend limit. Please try again later."}`, Stop, ""},
+		{"a label in brackets", "2026-01-29 14:09:17.109 [error] Error [AI_APICallError]: This request requires more credits, or fewer max_tokens.", Stop, ""},
+	})
+}
+
+// Rate-limit headers dumped into a log or an SDK's error are read as a
+// response's: a window they show spent is a throttle until its reset.
+func TestDumpedRateLimitHeaders(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"an SDK's object, the requests window spent", "{\n    'anthropic-ratelimit-requests-remaining': '0',\n    'anthropic-ratelimit-requests-reset': '2026-01-29T14:31:00Z',\n    'anthropic-ratelimit-tokens-remaining': '16000',\n}", Wait, "2026-01-29T14:31:00Z"},
+		{"a 429's headers: the spent window's reset, later than retry-after", "status: 429,\nheaders: {\n  'anthropic-ratelimit-input-tokens-remaining': '0',\n  'anthropic-ratelimit-input-tokens-reset': '2026-01-29T14:31:30Z',\n  'retry-after': '16'\n}", Wait, "2026-01-29T14:31:30Z"},
+		{"curl -v of OpenAI", "< HTTP/2 429\n< x-ratelimit-remaining-tokens: 0\n< x-ratelimit-reset-tokens: 6m0s", Wait, "2026-01-29T16:35:33+02:00"},
+		{"a subscription window rejected", "anthropic-ratelimit-unified-status: rejected\nanthropic-ratelimit-unified-reset: 1769709600", Wait, "2026-01-29T20:00:00+02:00"},
+		{"a 429 whose only reset is Retry-After", "HTTP/1.1 429 Too Many Requests\nretry-after: 30", Wait, "2026-01-29T16:30:03+02:00"},
+	})
+	l := FromText("'anthropic-ratelimit-requests-remaining': '0'", now)
+	assert.True(t, l.Throttle, "a spent window is a throttle")
+	assert.Equal(t, "rate-limit headers: a window spent", l.Why)
+}
+
+// A terminal that wraps a long line in the middle of a word does not hide
+// the reset.
+func TestAResetWrappedMidWordIsRead(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"Codex", "■ You've hit your usage limit. Upgrade to Pro, visit https://chatgpt.com/codex/settings/usage to purchase more credits or try a\ngain at Feb 2nd, 2026 8:41 AM.", Wait, "2026-02-02T08:41:00+02:00"},
+		{"wrapped with an indent", "You've hit your usage limit. Upgrade to Plus, or try ag\n   ain in 3 hours.", Wait, "2026-01-29T19:29:33+02:00"},
+	})
+}
