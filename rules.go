@@ -91,6 +91,7 @@ const (
 	ReasonGaveUp                    // held: [Config.MaxConsecutiveOpens] openings in a row
 	ReasonUnpricedModel             // warning: a model without a price under a dollar cap
 	ReasonFalseCompletion           // [ProgressRules.MaxClaims] claims of done without Done (clawker)
+	ReasonProviderLoop              // the provider refused the agent's repeated tool calls ([ProviderLoop])
 )
 
 // verdict is what a signal says about the iteration just recorded.
@@ -695,6 +696,28 @@ var rules = [...]rule{
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{Count: b.completion.ConsecutiveClaims, Threshold: b.cfg.Progress.MaxClaims}
 		},
+	},
+	ReasonProviderLoop: {
+		name:  "provider_loop",
+		class: ClassStop,
+		early: true,
+		text: func(r Reason) string {
+			return withMessage("The provider refused the agent's repeated tool calls: a loop", r.Message)
+		},
+		check: func(b *CircuitBreaker) verdict {
+			if b.providerLoop != "" {
+				return trip
+			}
+			return pass
+		},
+		evidence: func(b *CircuitBreaker) Reason {
+			return Reason{
+				Message:     b.providerLoop,
+				Fingerprint: formatFingerprint(b.lastFingerprint),
+				Sample:      b.samples.latest(b.lastFingerprint),
+			}
+		},
+		recurs: func(b *CircuitBreaker, _ Reason) bool { return b.providerLoop != "" },
 	},
 	ReasonGaveUp: {
 		name:  "gave_up",
