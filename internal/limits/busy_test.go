@@ -23,6 +23,8 @@ func TestServerBusyIsABriefThrottle(t *testing.T) {
 		{"OpenAI's", "openai.error.ServiceUnavailableError: The server is overloaded or not ready yet.", ""},
 		{"OpenAI's code", `{"error":{"code":"server_is_overloaded","message":"Please try again later."}}`, ""},
 		{"a client's words for it", "503 server is overloaded.", ""},
+		{"a retrying client's last status", `{"type":"api_error","message":"All 3 attempts failed. Last status: 502 Bad Gateway."}`, ""},
+		{"a label chain before it", "Error: Error during compaction: API Error: 503 Service Unavailable", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,6 +50,9 @@ func TestPolicyRefusalsStopForAPerson(t *testing.T) {
 		{"Codex's safety classifier", "This content was flagged for possible cybersecurity risk. If this seems wrong, try rephrasing your request.", Stop, ""},
 		{"Anthropic's content filter", `API Error: 400 {"type":"error","error":{"type":"invalid_request_error","message":"Output blocked by content filtering policy"}}`, Stop, ""},
 		{"Gemini's safety filter", "blocked: candidate: FinishReasonSafety", Stop, ""},
+		{"Gemini's block through a client", `{"error": true, "message": "Message is being blocked for reason: PROHIBITED_CONTENT"}`, Stop, ""},
+		{"Gemini's block in Python", "google.genai.errors: Request was blocked: BlockedReason.SAFETY", Stop, ""},
+		{"a label chain before it", "Transformation error: AIX: Error in response: Invalid prompt: your prompt was flagged as potentially violating our usage policy.", Stop, ""},
 		{"prose quoting a refusal", "The docs explain when Claude Code is unable to respond to this request, which appears to violate our Usage Policy.", None, ""},
 	})
 }
@@ -74,6 +79,9 @@ func TestCreditRefusalsStop(t *testing.T) {
 		{"OpenRouter", `{"error":{"message":"More credits are required to run this request. 128000 token capacity required, 19484 available.","code":402}}`, Stop, ""},
 		{"Roo Code", "You seem to have run out of funds/credits in your account. Go to your provider and add more to continue.", Stop, ""},
 		{"Anthropic's spend cap as a rate_limit_error", `HTTP 429 {"type": "rate_limit_error", "message": "This request would exceed your account's monthly spend limit. Please try again later."}`, Stop, ""},
+		{"OpenRouter's credits", `{'error': {'message': 'Insufficient credits. Add more using https://openrouter.ai/settings/credits', 'code': 402}}`, Stop, ""},
+		{"Gemini's prepayment", "Last error: Your prepayment credits are depleted. Please go to AI Studio to manage your project and billing.", Stop, ""},
+		{"after an app's label", "Something went wrong: Insufficient Balance", Stop, ""},
 		{"a label in brackets", "2026-01-29 14:09:17.109 [error] Error [AI_APICallError]: This request requires more credits, or fewer max_tokens.", Stop, ""},
 	})
 }
@@ -91,6 +99,21 @@ func TestDumpedRateLimitHeaders(t *testing.T) {
 	l := FromText("'anthropic-ratelimit-requests-remaining': '0'", now)
 	assert.True(t, l.Throttle, "a spent window is a throttle")
 	assert.Equal(t, "rate-limit headers: a window spent", l.Why)
+}
+
+// The Codex app's weekly window names its reset as a calendar date.
+func TestCodexAppWeeklyWindowWaitsForItsDate(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"the app", "You’re out of Codex messages\nYour rate limit resets on Feb 3, 2026, 9:15 AM. To continue using Codex, upgrade to Plus today.", Wait, "2026-02-03T09:15:00+02:00"},
+	})
+}
+
+// A usage poller's 429 (a status line reading the provider's usage API)
+// is no limit on the agent's work.
+func TestAUsagePollersThrottleIsNoLimit(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"a status line's debug log", "[DEBUG] Usage API returned status 429: Too Many Requests", None, ""},
+	})
 }
 
 // A terminal that wraps a long line in the middle of a word does not hide

@@ -60,6 +60,8 @@ func TestFromHTTP(t *testing.T) {
 		{"400 credit balance", 400, nil, anthropicCredit,
 			Stop, "", "HTTP 400: Your credit balance is too low to access the Anthropic API"},
 		{"402 payment required", 402, nil, `{"error":{"message":"Insufficient credits"}}`,
+			Stop, "", "HTTP 402: Insufficient credits"},
+		{"402 payment required, a body of no known words", 402, nil, `{"error":{"message":"Pay up"}}`,
 			Stop, "", "HTTP 402 Payment Required"},
 		{"Anthropic windows: the exhausted one's reset", 429, header(
 			"Retry-After", "5",

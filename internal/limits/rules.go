@@ -136,6 +136,8 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, lead: true, needs: []string{"limit", "reached"}},
 		{re: re(`\blimit\s+reached\s*[·•∙]\s*resets\b`),
 			kind: Wait, lead: true, needs: []string{"limit", "reached", "resets"}},
+		{re: re(`\byou` + apostrophe + `re\s+out\s+of\s+codex\s+messages`),
+			kind: Wait, lead: true, needs: []string{"out", "codex"}},
 
 		// Rate and capacity throttles, as their tools write them.
 		{re: re(`\brequest\s+rejected\s+\(429\)`),
@@ -178,6 +180,10 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, lead: true, why: "API Error ", needs: []string{"api", "50"}},
 		{re: re(`\bunexpected\s+status\s+(50[234])\b`),
 			kind: Wait, throttle: true, lead: true, why: "unexpected status ", needs: []string{"status", "50"}},
+		// A retrying client's last word: "All 2 attempts failed. Last
+		// status: 503 Service Unavailable."
+		{re: re(`\blast\s+status:\s+(50[234])\b`),
+			kind: Wait, throttle: true, weak: true, why: "last status ", needs: []string{"last", "50"}},
 		{re: re(`\b(?:(?:the|our|that)\s+)?(?:model|server|servers|engine)\s+(?:is\s+|are\s+)?(?:currently\s+)?overloaded\b`),
 			kind: Wait, throttle: true, weak: true, needs: []string{"overloaded"}},
 		{re: regexp.MustCompile(`\bStatus:\s+(RESOURCE_EXHAUSTED)\b`),
@@ -222,6 +228,8 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, lead: true, needs: []string{"blocked", "policy"}},
 		{re: regexp.MustCompile(`\bFinishReason(?:Safety|ProhibitedContent|Blocklist|Spii)\b`),
 			kind: Stop, why: "Gemini ", needs: []string{"finishreason"}},
+		{re: regexp.MustCompile(`\b(?:[Bb]locked\s+for\s+reason:\s+|BlockedReason\.)(SAFETY|PROHIBITED_CONTENT)\b`),
+			kind: Stop, why: "Gemini blocked ", needs: []string{"blocked"}},
 
 		// The provider's word that the agent loops.
 		{re: re(`\brepetitive\s+tool\s+calls\s+detected\s+in\s+the\s+conversation`),
@@ -230,8 +238,10 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Loop, lead: true, needs: []string{"potential", "loop"}},
 
 		// Stops.
-		{re: re(`\binsufficient\s+balance\b`),
+		{re: re(`\binsufficient\s+(?:balance|credits?|funds)\b`),
 			kind: Stop, lead: true, needs: []string{"insufficient"}},
+		{re: re(`\byour\s+(?:prepayment\s+|prepaid\s+)?credits\s+are\s+depleted`),
+			kind: Stop, needs: []string{"credits", "depleted"}},
 		{re: re(`\bsuspended\s+due\s+to\s+insufficient\s+balance`),
 			kind: Stop, needs: []string{"insufficient"}},
 		{re: re(`\bmore\s+credits\s+are\s+required\b`),
@@ -352,7 +362,7 @@ var lookalikes = compileAll(
 	`npm\s+err!`, `registry\.npmjs\.org`, `registry\.yarnpkg\.com`, `pypi\.org`, `files\.pythonhosted\.org`,
 	`crates\.io`, `proxy\.golang\.org`, `api\.github\.com`, `docker\.io`,
 	`huggingface\.co/[^\s/]+/[^\s/]+/resolve/`,
-	`oauth/usage`, `wham/usage`, `failed\s+to\s+load\s+usage\s+data`,
+	`oauth/usage`, `wham/usage`, `failed\s+to\s+load\s+usage\s+data`, `\busage\s+api\b`,
 )
 
 // dailyQuota finds a quota of a day in a message whose sign is a throttle:
@@ -409,7 +419,16 @@ func leads(text string, at int) bool {
 	if !strings.HasSuffix(p, ":") {
 		return false
 	}
-	return endsWithLabel(p[:len(p)-1])
+	return endsWithLabel(p[:len(p)-1]) || labelChain(p)
+}
+
+// labelChain reports whether p, which ends in a colon, is a chain of
+// labels that a label opens: "Error: Error during compaction:",
+// "Transformation error: AIX: Error in response:". A sentence in it
+// ("Error: The docs say. They quote:") makes it prose.
+func labelChain(p string) bool {
+	first := strings.IndexByte(p, ':')
+	return first < len(p)-1 && endsWithLabel(p[:first]) && !strings.Contains(p, ". ")
 }
 
 // maxLead bounds how far before a match leads looks for its line's start:
@@ -417,7 +436,7 @@ func leads(text string, at int) bool {
 const maxLead = 256
 
 // labels are the words that end a label before a message.
-var labels = []string{"error", "exception", "failed", "failure", "fatal", "output", "stderr", "stdout", "message", "msg", "reason", "warning", "detail", "details"}
+var labels = []string{"error", "exception", "failed", "failure", "fatal", "output", "stderr", "stdout", "message", "msg", "reason", "warning", "detail", "details", "wrong"}
 
 // endsWithLabel reports whether s ends with one of labels, as a word or
 // the end of one ("ApiError", "litellm.RateLimitError"), in brackets or
