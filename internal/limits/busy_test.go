@@ -25,6 +25,9 @@ func TestServerBusyIsABriefThrottle(t *testing.T) {
 		{"a client's words for it", "503 server is overloaded.", ""},
 		{"a retrying client's last status", `{"type":"api_error","message":"All 3 attempts failed. Last status: 502 Bad Gateway."}`, ""},
 		{"a label chain before it", "Error: Error during compaction: API Error: 503 Service Unavailable", ""},
+		{"openai-python 0.x", "openai.error.APIError: HTTP code 503 from API (<html>", ""},
+		{"openai-python's page", "openai.InternalServerError: <html>\n<head><title>504 Gateway Time-out</title></head>", ""},
+		{"a Gemini client in Dart", "GeminiException => the response has a status code of 502 and RequestOptions.validateStatus was configured to throw", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,6 +56,7 @@ func TestPolicyRefusalsStopForAPerson(t *testing.T) {
 		{"Gemini's block through a client", `{"error": true, "message": "Message is being blocked for reason: PROHIBITED_CONTENT"}`, Stop, ""},
 		{"Gemini's block in Python", "google.genai.errors: Request was blocked: BlockedReason.SAFETY", Stop, ""},
 		{"a label chain before it", "Transformation error: AIX: Error in response: Invalid prompt: your prompt was flagged as potentially violating our usage policy.", Stop, ""},
+		{"Azure's content filter", "Error: (content_filter) The response was filtered due to the prompt triggering Azure OpenAI’s content management policy.", Stop, ""},
 		{"prose quoting a refusal", "The docs explain when Claude Code is unable to respond to this request, which appears to violate our Usage Policy.", None, ""},
 	})
 }
@@ -65,6 +69,10 @@ func TestRepetitiveToolCallRejectionsAreALoop(t *testing.T) {
 		{"DashScope through Qwen Code", "✕ [API Error: <400> InternalError.Algo.InvalidParameter: Repetitive tool calls detected in the conversation history. The same tool call with identical name\n     and arguments has been repeated across multiple consecutive rounds.]", Loop, ""},
 		{"as a 500", "API error (500) [invalid_request_error]: Repetitive tool calls detected in the conversation history.", Loop, ""},
 		{"Gemini CLI's guard", "ℹ A potential loop was detected. This can happen due to repetitive tool calls or other model behavior. The request has been halted.", Loop, ""},
+		{"Gemini CLI's guard alone", "A potential loop was detected.", Loop, ""},
+		{"an agent's guard", "error: tool loop detected: bash", Loop, ""},
+		{"an agent's guard in a log", `level=WARN msg="tool call loop detected" tool=read count=4`, Loop, ""},
+		{"prose about one", "We fixed the case where a tool loop detected by the guard was not reported.", None, ""},
 		{"over a throttle", "API Error: 529 Overloaded\nRepetitive tool calls detected in the conversation history.", Loop, ""},
 		{"under a stop", "Repetitive tool calls detected in the conversation history.\nYour credit balance is too low to access the Anthropic API.", Stop, ""},
 	})
@@ -81,6 +89,8 @@ func TestCreditRefusalsStop(t *testing.T) {
 		{"Anthropic's spend cap as a rate_limit_error", `HTTP 429 {"type": "rate_limit_error", "message": "This request would exceed your account's monthly spend limit. Please try again later."}`, Stop, ""},
 		{"OpenRouter's credits", `{'error': {'message': 'Insufficient credits. Add more using https://openrouter.ai/settings/credits', 'code': 402}}`, Stop, ""},
 		{"Gemini's prepayment", "Last error: Your prepayment credits are depleted. Please go to AI Studio to manage your project and billing.", Stop, ""},
+		{"SiliconFlow", `{'code': 30011, 'message': 'Your paid balance is insufficient. Please top up and try again.'}`, Stop, ""},
+		{"a proxy's words in Chinese", "upstream_status: HTTP 403; cause: 用户额度不足, 剩余额度: ＄0", Stop, ""},
 		{"after an app's label", "Something went wrong: Insufficient Balance", Stop, ""},
 		{"a label in brackets", "2026-01-29 14:09:17.109 [error] Error [AI_APICallError]: This request requires more credits, or fewer max_tokens.", Stop, ""},
 	})
@@ -109,10 +119,11 @@ func TestCodexAppWeeklyWindowWaitsForItsDate(t *testing.T) {
 }
 
 // A usage poller's 429 (a status line reading the provider's usage API)
-// is no limit on the agent's work.
-func TestAUsagePollersThrottleIsNoLimit(t *testing.T) {
+// and GitHub's rate limit met by a build are no limit on the agent's work.
+func TestOtherServicesThrottlesAreNoLimit(t *testing.T) {
 	runTextCases(t, []textCase{
 		{"a status line's debug log", "[DEBUG] Usage API returned status 429: Too Many Requests", None, ""},
+		{"GitHub's 403 at the end of a chain of a sentence", "Error: : Task failed: Status code was 403 and not [200]: HTTP Error 403: rate limit exceeded", None, ""},
 	})
 }
 

@@ -184,6 +184,16 @@ var rules = sync.OnceValue(func() []rule {
 		// status: 503 Service Unavailable."
 		{re: re(`\blast\s+status:\s+(50[234])\b`),
 			kind: Wait, throttle: true, weak: true, why: "last status ", needs: []string{"last", "50"}},
+		// The OpenAI SDKs' words for a 5xx page: "openai.error.APIError:
+		// HTTP code 502 from API (<!DOCTYPE html>", "openai.InternalServerError:
+		// <html>\n<head><title>502 Bad Gateway</title>".
+		{re: re(`\bHTTP\s+code\s+(50[234])\s+from\s+API\b`),
+			kind: Wait, throttle: true, weak: true, why: "HTTP code ", needs: []string{"from", "50"}},
+		{re: regexp.MustCompile(`\bInternalServerError:\s*<html>\s*<head><title>(50[234])\b`),
+			kind: Wait, throttle: true, weak: true, why: "InternalServerError ", needs: []string{"internalservererror", "50"}},
+		// A Gemini client's (Dio's) words for a 503.
+		{re: re(`\bGeminiException\b[^\n]{0,80}\bstatus\s+code\s+of\s+(50[234])\b`),
+			kind: Wait, throttle: true, weak: true, why: "Gemini status ", needs: []string{"geminiexception", "50"}},
 		{re: re(`\b(?:(?:the|our|that)\s+)?(?:model|server|servers|engine)\s+(?:is\s+|are\s+)?(?:currently\s+)?overloaded\b`),
 			kind: Wait, throttle: true, weak: true, needs: []string{"overloaded"}},
 		{re: regexp.MustCompile(`\bStatus:\s+(RESOURCE_EXHAUSTED)\b`),
@@ -228,6 +238,8 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, lead: true, needs: []string{"blocked", "policy"}},
 		{re: regexp.MustCompile(`\bFinishReason(?:Safety|ProhibitedContent|Blocklist|Spii)\b`),
 			kind: Stop, why: "Gemini ", needs: []string{"finishreason"}},
+		{re: re(`\btriggering\s+Azure\s+OpenAI` + apostrophe + `s\s+content\s+management\s+policy`),
+			kind: Stop, needs: []string{"azure", "policy"}},
 		{re: regexp.MustCompile(`\b(?:[Bb]locked\s+for\s+reason:\s+|BlockedReason\.)(SAFETY|PROHIBITED_CONTENT)\b`),
 			kind: Stop, why: "Gemini blocked ", needs: []string{"blocked"}},
 
@@ -236,12 +248,22 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Loop, needs: []string{"repetitive"}},
 		{re: re(`\ba\s+potential\s+loop\s+was\s+detected\b`),
 			kind: Loop, lead: true, needs: []string{"potential", "loop"}},
+		// An agent's own guard: GarraRUST's "agent error: tool loop
+		// detected: file_write", asimi's msg="tool call loop detected".
+		{re: re(`\btool\s+(?:call\s+)?loop\s+detected\b`),
+			kind: Loop, lead: true, needs: []string{"tool", "loop"}},
 
 		// Stops.
 		{re: re(`\binsufficient\s+(?:balance|credits?|funds)\b`),
 			kind: Stop, lead: true, needs: []string{"insufficient"}},
 		{re: re(`\byour\s+(?:prepayment\s+|prepaid\s+)?credits\s+are\s+depleted`),
 			kind: Stop, needs: []string{"credits", "depleted"}},
+		{re: re(`\byour\s+(?:paid\s+)?balance\s+is\s+insufficient\b`),
+			kind: Stop, needs: []string{"insufficient"}},
+		// One API's and new-api's (proxies') "用户额度不足": the user's
+		// credit is spent.
+		{re: regexp.MustCompile(`(?:用户|账户|帐户)?额度不足`),
+			kind: Stop, why: "credit spent (额度不足)", needs: []string{"额度不足"}},
 		{re: re(`\bsuspended\s+due\s+to\s+insufficient\s+balance`),
 			kind: Stop, needs: []string{"insufficient"}},
 		{re: re(`\bmore\s+credits\s+are\s+required\b`),
@@ -424,12 +446,25 @@ func leads(text string, at int) bool {
 
 // labelChain reports whether p, which ends in a colon, is a chain of
 // labels that a label opens: "Error: Error during compaction:",
-// "Transformation error: AIX: Error in response:". A sentence in it
-// ("Error: The docs say. They quote:") makes it prose.
+// "Transformation error: AIX: Error in response:". A link in it longer
+// than a label ("Error: Task failed: Status code was 403 and not [200]:")
+// makes it prose.
 func labelChain(p string) bool {
 	first := strings.IndexByte(p, ':')
-	return first < len(p)-1 && endsWithLabel(p[:first]) && !strings.Contains(p, ". ")
+	if first == len(p)-1 || !endsWithLabel(p[:first]) {
+		return false
+	}
+	for _, seg := range strings.Split(p[first+1:len(p)-1], ":") {
+		if len(strings.Fields(seg)) > maxLabelWords {
+			return false
+		}
+	}
+	return true
 }
+
+// maxLabelWords bounds the words of a label in a chain: "Error during
+// compaction" is one, "Status code was 403 and not [200]" is a sentence.
+const maxLabelWords = 4
 
 // maxLead bounds how far before a match leads looks for its line's start:
 // a message leads its line after at most this much decoration or label.

@@ -413,12 +413,12 @@ var anchors = []struct {
 	{"credit", 0}, {"disabled", 4}, {"usage", 3}, {"billing", 0}, {"slow ", 3},
 	{"429", 1}, {"529", 1}, {"402", 0}, {"502", 0}, {"503", 0}, {"504", 0},
 	{"policy", 4}, {"cyber", 1}, {"safety", 2}, {"prohibited", 4}, {"repetitive", 8},
-	{"insufficient", 4},
+	{"insufficient", 4}, {"loop detected", 3}, {"loop was detected", 3}, {"额度不足", 0},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the
 // anchors' pairs.
-const maxPairRows = 16
+const maxPairRows = 32
 
 // The tables of hasAnchor: pairRows[c] is the row of the pairs that begin
 // with byte c (0: none), pairs[row][c] the index in pairAnchors of the
@@ -461,7 +461,8 @@ func upper(c byte) byte {
 }
 
 // foldAt reports whether s holds word, in any case, at s[i:]. word is in
-// lower case: letters, digits and spaces.
+// lower case: letters, digits, spaces and bytes of UTF-8 (which it
+// compares as they are).
 func foldAt(s string, i int, word string) bool {
 	if i < 0 || len(s)-i < len(word) {
 		return false
