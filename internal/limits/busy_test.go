@@ -27,6 +27,9 @@ func TestServerBusyIsABriefThrottle(t *testing.T) {
 		{"a label chain before it", "Error: Error during compaction: API Error: 503 Service Unavailable", ""},
 		{"openai-python 0.x", "openai.error.APIError: HTTP code 503 from API (<html>", ""},
 		{"openai-python's page", "openai.InternalServerError: <html>\n<head><title>504 Gateway Time-out</title></head>", ""},
+		{"httpx's words for a model host's 503", "httpx.HTTPStatusError: Server error '503 Service Unavailable' for url 'https://bedrock-runtime.eu-west-1.amazonaws.com/model/x/converse'", ""},
+		{"requests' words for one", "requests.exceptions.HTTPError: 502 Server Error: Bad Gateway for url: https://api.openai.com/v1/chat/completions", ""},
+		{"DeepSeek's", "The server is busy. Please try again later.", ""},
 		{"a Gemini client in Dart", "GeminiException => the response has a status code of 502 and RequestOptions.validateStatus was configured to throw", ""},
 	}
 	for _, tc := range cases {
@@ -57,6 +60,10 @@ func TestPolicyRefusalsStopForAPerson(t *testing.T) {
 		{"Gemini's block in Python", "google.genai.errors: Request was blocked: BlockedReason.SAFETY", Stop, ""},
 		{"a label chain before it", "Transformation error: AIX: Error in response: Invalid prompt: your prompt was flagged as potentially violating our usage policy.", Stop, ""},
 		{"Azure's content filter", "Error: (content_filter) The response was filtered due to the prompt triggering Azure OpenAI’s content management policy.", Stop, ""},
+		{"Claude Code's safeguards", "Opus 5's safeguards flagged this message. Send feedback with /feedback or learn more", Stop, ""},
+		{"Google's SDK", "[GoogleGenerativeAI Error]: Response was blocked due to PROHIBITED_CONTENT", Stop, ""},
+		{"a safety filter in Chinese", "错误：您的请求包含不安全内容", Stop, ""},
+		{"prose about safeguards", "Our safeguards flagged this message as spam.", None, ""},
 		{"prose quoting a refusal", "The docs explain when Claude Code is unable to respond to this request, which appears to violate our Usage Policy.", None, ""},
 	})
 }
@@ -72,6 +79,8 @@ func TestRepetitiveToolCallRejectionsAreALoop(t *testing.T) {
 		{"Gemini CLI's guard alone", "A potential loop was detected.", Loop, ""},
 		{"an agent's guard", "error: tool loop detected: bash", Loop, ""},
 		{"an agent's guard in a log", `level=WARN msg="tool call loop detected" tool=read count=4`, Loop, ""},
+		{"a guard's warning", "[WARNING] Repetitive pattern detected. Try a different approach", Loop, ""},
+		{"a monitor's verdict", `tool "grep" was invoked in 3 consecutive rounds with identical arguments`, Loop, ""},
 		{"prose about one", "We fixed the case where a tool loop detected by the guard was not reported.", None, ""},
 		{"over a throttle", "API Error: 529 Overloaded\nRepetitive tool calls detected in the conversation history.", Loop, ""},
 		{"under a stop", "Repetitive tool calls detected in the conversation history.\nYour credit balance is too low to access the Anthropic API.", Stop, ""},
@@ -91,6 +100,7 @@ func TestCreditRefusalsStop(t *testing.T) {
 		{"Gemini's prepayment", "Last error: Your prepayment credits are depleted. Please go to AI Studio to manage your project and billing.", Stop, ""},
 		{"SiliconFlow", `{'code': 30011, 'message': 'Your paid balance is insufficient. Please top up and try again.'}`, Stop, ""},
 		{"a proxy's words in Chinese", "upstream_status: HTTP 403; cause: 用户额度不足, 剩余额度: ＄0", Stop, ""},
+		{"Letta's 402", `402 {"error":"Rate limited","reasons":["not-enough-credits"]}`, Stop, ""},
 		{"after an app's label", "Something went wrong: Insufficient Balance", Stop, ""},
 		{"a label in brackets", "2026-01-29 14:09:17.109 [error] Error [AI_APICallError]: This request requires more credits, or fewer max_tokens.", Stop, ""},
 	})

@@ -152,6 +152,10 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, lead: true, needs: []string{"api", "reached"}},
 		{re: re(`\brate\s+limit\s+reached\s+for\s+\S+\s+in\s+organization`),
 			kind: Wait, throttle: true, needs: []string{"organization", "reached"}},
+		// OpenAI's older words: "Rate limit reached for tokens. Limit:
+		// 150000.000000 / min."
+		{re: re(`\brate\s+limit\s+reached\s+for\s+(?:tokens|requests)\.\s+limit:`),
+			kind: Wait, throttle: true, needs: []string{"reached", "limit:"}},
 		{re: re(`\bthis\s+request\s+would\s+exceed\s+(?:the\s+rate\s+limit|your\s+(?:organization|account)` + apostrophe + `s\s+rate\s+limit)`),
 			kind: Wait, throttle: true, needs: []string{"would", "exceed"}},
 		{re: re(`\bexceeded\s+(?:the\s+)?(?:token|call)\s+rate\s+limit`),
@@ -191,6 +195,15 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, weak: true, why: "HTTP code ", needs: []string{"from", "50"}},
 		{re: regexp.MustCompile(`\bInternalServerError:\s*<html>\s*<head><title>(50[234])\b`),
 			kind: Wait, throttle: true, weak: true, why: "InternalServerError ", needs: []string{"internalservererror", "50"}},
+		// An HTTP client's words for a 5xx from a model's host: httpx's
+		// "Server error '503 Service Unavailable' for url
+		// 'https://bedrock-runtime...'", requests' "503 Server Error: ... for
+		// url: https://api.openai.com/...".
+		{re: re(`\b(50[234])\b[^\n]{0,60}?\bfor\s+url:?\s+'?https?://` + modelHosts),
+			kind: Wait, throttle: true, weak: true, why: "HTTP ", needs: []string{"url", "50"}},
+		// DeepSeek's "The server is busy. Please try again later."
+		{re: re(`\bthe\s+server\s+is\s+busy\b`),
+			kind: Wait, throttle: true, lead: true, weak: true, needs: []string{"busy"}},
 		// A Gemini client's (Dio's) words for a 503.
 		{re: re(`\bGeminiException\b[^\n]{0,80}\bstatus\s+code\s+of\s+(50[234])\b`),
 			kind: Wait, throttle: true, weak: true, why: "Gemini status ", needs: []string{"geminiexception", "50"}},
@@ -238,6 +251,18 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, lead: true, needs: []string{"blocked", "policy"}},
 		{re: regexp.MustCompile(`\bFinishReason(?:Safety|ProhibitedContent|Blocklist|Spii)\b`),
 			kind: Stop, why: "Gemini ", needs: []string{"finishreason"}},
+		// Claude Code's "Fable 5's safeguards flagged this message" and
+		// "Opus 5 (1M context)'s safeguards flagged this message".
+		{re: re(apostrophe + `s\s+safeguards\s+flagged\s+this\s+message\b`),
+			kind: Stop, needs: []string{"safeguards", "flagged"}},
+		// Google's SDKs: "Candidate was blocked due to SAFETY", "Response
+		// was blocked due to PROHIBITED_CONTENT".
+		{re: regexp.MustCompile(`\b(?:[Cc]andidate|[Rr]esponse)\s+was\s+blocked\s+due\s+to\s+(SAFETY|PROHIBITED_CONTENT)\b`),
+			kind: Stop, why: "Gemini blocked ", needs: []string{"blocked"}},
+		// A provider's safety filter in Chinese: "您的请求包含不安全内容，已被系统拦截"
+		// (your request holds unsafe content and was blocked).
+		{re: regexp.MustCompile(`(?:包含|含有)不安全(?:内容|信息)`),
+			kind: Stop, why: "safety filter (不安全内容)", needs: []string{"不安全"}},
 		{re: re(`\btriggering\s+Azure\s+OpenAI` + apostrophe + `s\s+content\s+management\s+policy`),
 			kind: Stop, needs: []string{"azure", "policy"}},
 		{re: regexp.MustCompile(`\b(?:[Bb]locked\s+for\s+reason:\s+|BlockedReason\.)(SAFETY|PROHIBITED_CONTENT)\b`),
@@ -252,12 +277,22 @@ var rules = sync.OnceValue(func() []rule {
 		// detected: file_write", asimi's msg="tool call loop detected".
 		{re: re(`\btool\s+(?:call\s+)?loop\s+detected\b`),
 			kind: Loop, lead: true, needs: []string{"tool", "loop"}},
+		// QwenPaw's "Repetitive pattern detected. You are repeating similar
+		// actions without progress"; the OpenRouter agent SDK's "tool "sh"
+		// was invoked in 2 consecutive rounds with identical arguments".
+		{re: re(`\brepetitive\s+pattern\s+detected\b`),
+			kind: Loop, needs: []string{"repetitive", "pattern"}},
+		{re: re(`\b(?:consecutive\s+rounds|times\s+in\s+a\s+row)\s+with\s+identical\s+arguments\b`),
+			kind: Loop, needs: []string{"identical", "arguments"}},
 
 		// Stops.
 		{re: re(`\binsufficient\s+(?:balance|credits?|funds)\b`),
 			kind: Stop, lead: true, needs: []string{"insufficient"}},
 		{re: re(`\byour\s+(?:prepayment\s+|prepaid\s+)?credits\s+are\s+depleted`),
 			kind: Stop, needs: []string{"credits", "depleted"}},
+		// Letta's 402 {"error":"Rate limited","reasons":[...,"not-enough-credits"]}.
+		{re: re(`\bnot-enough-credits\b`),
+			kind: Stop, needs: []string{"not-enough-credits"}},
 		{re: re(`\byour\s+(?:paid\s+)?balance\s+is\s+insufficient\b`),
 			kind: Stop, needs: []string{"insufficient"}},
 		// One API's and new-api's (proxies') "用户额度不足": the user's
@@ -359,6 +394,12 @@ func codeField(codes string) string {
 	q := `\\?["']`
 	return q + `?(?:type|code|status|reason|error)` + q + `?\s*[:=]\s*` + q + `?(` + codes + `)\b`
 }
+
+// modelHosts are the hosts of the model APIs, as an expression: a 5xx
+// from one of them is the model's, not a registry's or a build's.
+const modelHosts = `(?:api\.anthropic\.com|api\.openai\.com|bedrock-runtime\.[\w-]+\.amazonaws\.com|` +
+	`generativelanguage\.googleapis\.com|[\w-]+-aiplatform\.googleapis\.com|[\w-]+\.openai\.azure\.com|` +
+	`openrouter\.ai|api\.deepseek\.com|api\.mistral\.ai|api\.groq\.com|api\.x\.ai)`
 
 // lookalikes find the words of a text that looks like a limit but is
 // none, in a message: a request too large for the model's context or its

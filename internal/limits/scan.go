@@ -414,6 +414,7 @@ var anchors = []struct {
 	{"429", 1}, {"529", 1}, {"402", 0}, {"502", 0}, {"503", 0}, {"504", 0},
 	{"policy", 4}, {"cyber", 1}, {"safety", 2}, {"prohibited", 4}, {"repetitive", 8},
 	{"insufficient", 4}, {"loop detected", 3}, {"loop was detected", 3}, {"额度不足", 0},
+	{"busy", 2}, {"safeguards", 2}, {"不安全", 0}, {"identical arguments", 12},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the
