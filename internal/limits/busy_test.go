@@ -30,6 +30,9 @@ func TestServerBusyIsABriefThrottle(t *testing.T) {
 		{"httpx's words for a model host's 503", "httpx.HTTPStatusError: Server error '503 Service Unavailable' for url 'https://bedrock-runtime.eu-west-1.amazonaws.com/model/x/converse'", ""},
 		{"requests' words for one", "requests.exceptions.HTTPError: 502 Server Error: Bad Gateway for url: https://api.openai.com/v1/chat/completions", ""},
 		{"DeepSeek's", "The server is busy. Please try again later.", ""},
+		{"Mistral's rate limit", `ModelHTTPError: status_code: 429, body: {"message":"Requests rate limit exceeded"}`, ""},
+		{"Mistral's capacity", `{"object":"error","message":"Service tier capacity exceeded for this model."}`, ""},
+		{"requests' 429 from a model's host", "HTTPError: 429 Client Error: Too Many Requests for url: https://router.huggingface.co/v1/chat/completions", ""},
 		{"a Gemini client in Dart", "GeminiException => the response has a status code of 502 and RequestOptions.validateStatus was configured to throw", ""},
 	}
 	for _, tc := range cases {
@@ -80,6 +83,7 @@ func TestRepetitiveToolCallRejectionsAreALoop(t *testing.T) {
 		{"an agent's guard", "error: tool loop detected: bash", Loop, ""},
 		{"an agent's guard in a log", `level=WARN msg="tool call loop detected" tool=read count=4`, Loop, ""},
 		{"a guard's warning", "[WARNING] Repetitive pattern detected. Try a different approach", Loop, ""},
+		{"Kimi Code's reminder", "<system-reminder>You are repeating the exact same tool call with identical parameters.</system-reminder>", Loop, ""},
 		{"a monitor's verdict", `tool "grep" was invoked in 3 consecutive rounds with identical arguments`, Loop, ""},
 		{"prose about one", "We fixed the case where a tool loop detected by the guard was not reported.", None, ""},
 		{"over a throttle", "API Error: 529 Overloaded\nRepetitive tool calls detected in the conversation history.", Loop, ""},
@@ -100,6 +104,7 @@ func TestCreditRefusalsStop(t *testing.T) {
 		{"Gemini's prepayment", "Last error: Your prepayment credits are depleted. Please go to AI Studio to manage your project and billing.", Stop, ""},
 		{"SiliconFlow", `{'code': 30011, 'message': 'Your paid balance is insufficient. Please top up and try again.'}`, Stop, ""},
 		{"a proxy's words in Chinese", "upstream_status: HTTP 403; cause: 用户额度不足, 剩余额度: ＄0", Stop, ""},
+		{"a Codex workspace", "Your workspace is out of credits. Add credits to continue.", Stop, ""},
 		{"Letta's 402", `402 {"error":"Rate limited","reasons":["not-enough-credits"]}`, Stop, ""},
 		{"after an app's label", "Something went wrong: Insufficient Balance", Stop, ""},
 		{"a label in brackets", "2026-01-29 14:09:17.109 [error] Error [AI_APICallError]: This request requires more credits, or fewer max_tokens.", Stop, ""},
@@ -114,6 +119,8 @@ func TestDumpedRateLimitHeaders(t *testing.T) {
 		{"a 429's headers: the spent window's reset, later than retry-after", "status: 429,\nheaders: {\n  'anthropic-ratelimit-input-tokens-remaining': '0',\n  'anthropic-ratelimit-input-tokens-reset': '2026-01-29T14:31:30Z',\n  'retry-after': '16'\n}", Wait, "2026-01-29T14:31:30Z"},
 		{"curl -v of OpenAI", "< HTTP/2 429\n< x-ratelimit-remaining-tokens: 0\n< x-ratelimit-reset-tokens: 6m0s", Wait, "2026-01-29T16:35:33+02:00"},
 		{"a subscription window rejected", "anthropic-ratelimit-unified-status: rejected\nanthropic-ratelimit-unified-reset: 1769709600", Wait, "2026-01-29T20:00:00+02:00"},
+		{"a subscription's 5-hour window, as k=v", "anthropic-ratelimit-unified-5h-status=rejected\nanthropic-ratelimit-unified-5h-reset=1769709600\nanthropic-ratelimit-unified-overage-status=rejected", Wait, "2026-01-29T20:00:00+02:00"},
+		{"only the overage rejected", "anthropic-ratelimit-unified-5h-status=allowed\nanthropic-ratelimit-unified-overage-status=rejected", None, ""},
 		{"a 429 whose only reset is Retry-After", "HTTP/1.1 429 Too Many Requests\nretry-after: 30", Wait, "2026-01-29T16:30:03+02:00"},
 	})
 	l := FromText("'anthropic-ratelimit-requests-remaining': '0'", now)
@@ -126,6 +133,15 @@ func TestCodexAppWeeklyWindowWaitsForItsDate(t *testing.T) {
 	runTextCases(t, []textCase{
 		{"the app", "You’re out of Codex messages\nYour rate limit resets on Feb 3, 2026, 9:15 AM. To continue using Codex, upgrade to Plus today.", Wait, "2026-02-03T09:15:00+02:00"},
 	})
+}
+
+// Codex in Spanish names its reset as a calendar date, day first.
+func TestCodexInSpanishWaitsForItsDate(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"the banner", "Tu límite de uso se restablece el 3 feb 2026, 9:15 a.m.", Wait, "2026-02-03T09:15:00+02:00"},
+	})
+	l := FromText("anthropic-ratelimit-unified-5h-status=rejected\nretry-after=60", now)
+	assert.False(t, l.Throttle, "a subscription's usage window is no throttle: %s", l.Why)
 }
 
 // A usage poller's 429 (a status line reading the provider's usage API)

@@ -20,13 +20,19 @@ import (
 // dumps them: "anthropic-ratelimit-requests-remaining: 0",
 // "'anthropic-ratelimit-requests-reset': '2024-03-26T20:00:00Z'",
 // "retry-after: 16", "[x-ratelimit-reset-tokens, 0]",
-// "anthropic-ratelimit-unified-status = rejected".
+// "anthropic-ratelimit-unified-status = rejected",
+// "anthropic-ratelimit-unified-5h-status=rejected".
 var headerPair = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)\b((?:anthropic|x)-ratelimit-[a-z0-9-]+|retry-after(?:-ms)?)\\?["']?\s*(?:[:=]|,\s)\s*\\?["']?([^\s"'\\,\]})]+)`)
 })
 
-// headerRule is the sign of a window dumped headers show spent.
-var headerRule = rule{kind: Wait, throttle: true, why: "rate-limit headers: a window spent"}
+// headerRule is the sign of a window dumped headers show spent;
+// usageHeaderRule of a subscription's usage window (Anthropic's unified
+// windows) they show rejected.
+var (
+	headerRule      = rule{kind: Wait, throttle: true, why: "rate-limit headers: a window spent"}
+	usageHeaderRule = rule{kind: Wait, why: "rate-limit headers: a usage window rejected"}
+)
 
 // dumpedHeaders reads the rate-limit headers a text shows, and where the
 // first of them begins; nil when it shows none. lower is text in lower

@@ -81,7 +81,7 @@ func httpWhy(status int, body string) string {
 
 // headerReset is the latest reset the headers name (see FromHTTP).
 func headerReset(h http.Header, now time.Time) when {
-	latest, _ := spentWindows(h, now)
+	latest, _, _ := spentWindows(h, now)
 	later(&latest)(retryAfter(h, now))
 	return latest
 }
@@ -93,6 +93,18 @@ func later(latest *when) func(when) {
 			*latest = w
 		}
 	}
+}
+
+// unifiedWindow reads the window of a subscription's status header,
+// "Anthropic-Ratelimit-Unified-5h-Status": "5h". The overage's and the
+// whole's status are no window of their own.
+func unifiedWindow(name string) (string, bool) {
+	const pre, suf = "Anthropic-Ratelimit-Unified-", "-Status"
+	if len(name) <= len(pre)+len(suf) || !strings.HasPrefix(name, pre) || !strings.HasSuffix(name, suf) {
+		return "", false
+	}
+	w := name[len(pre) : len(name)-len(suf)]
+	return w, !strings.EqualFold(w, "overage")
 }
 
 // retryAfter reads Retry-After (seconds or an HTTP date; a date already
@@ -124,9 +136,10 @@ func retryAfter(h http.Header, now time.Time) when {
 // Anthropic's anthropic-ratelimit-{requests,tokens,input-tokens,
 // output-tokens}-remaining 0, anthropic-ratelimit-unified-status
 // "rejected", OpenAI's x-ratelimit-remaining-{requests,tokens} 0. It
-// returns the latest of their resets, and whether any window is spent
-// (its reset given or not).
-func spentWindows(h http.Header, now time.Time) (latest when, spent bool) {
+// returns the latest of their resets, whether any window is spent (its
+// reset given or not), and whether a subscription's usage window is (the
+// unified windows: a usage limit, not a throttle).
+func spentWindows(h http.Header, now time.Time) (latest when, spent, usage bool) {
 	take := later(&latest)
 	for _, window := range []string{"requests", "tokens", "input-tokens", "output-tokens"} {
 		if strings.TrimSpace(h.Get("Anthropic-Ratelimit-"+window+"-Remaining")) != "0" {
@@ -138,8 +151,19 @@ func spentWindows(h http.Header, now time.Time) (latest when, spent bool) {
 		}
 	}
 	if strings.EqualFold(strings.TrimSpace(h.Get("Anthropic-Ratelimit-Unified-Status")), "rejected") {
-		spent = true
+		spent, usage = true, true
 		take(unixTime(strings.TrimSpace(h.Get("Anthropic-Ratelimit-Unified-Reset")), now))
+	}
+	// A subscription's own windows: anthropic-ratelimit-unified-5h-status,
+	// -7d-status, each beside its -reset. The overage's status is no
+	// window.
+	for name, v := range h {
+		w, ok := unifiedWindow(name)
+		if !ok || len(v) == 0 || !strings.EqualFold(strings.TrimSpace(v[0]), "rejected") {
+			continue
+		}
+		spent, usage = true, true
+		take(unixTime(strings.TrimSpace(h.Get("Anthropic-Ratelimit-Unified-"+w+"-Reset")), now))
 	}
 	for _, window := range []string{"requests", "tokens"} {
 		if strings.TrimSpace(h.Get("X-Ratelimit-Remaining-"+window)) != "0" {
@@ -150,5 +174,5 @@ func spentWindows(h http.Header, now time.Time) (latest when, spent bool) {
 			take(after(now, d))
 		}
 	}
-	return latest, spent
+	return latest, spent, usage
 }

@@ -136,6 +136,10 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, lead: true, needs: []string{"limit", "reached"}},
 		{re: re(`\blimit\s+reached\s*[·•∙]\s*resets\b`),
 			kind: Wait, lead: true, needs: []string{"limit", "reached", "resets"}},
+		// Codex in Spanish: "Tu límite de uso se restablece el 26 may 2026,
+		// 2:40 p.m."
+		{re: re(`\btu\s+límite\s+de\s+uso\s+se\s+restablece\b`),
+			kind: Wait, lead: true, needs: []string{"límite", "restablece"}},
 		{re: re(`\byou` + apostrophe + `re\s+out\s+of\s+codex\s+messages`),
 			kind: Wait, lead: true, needs: []string{"out", "codex"}},
 
@@ -168,6 +172,12 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, needs: []string{"sorry", "limited"}},
 		{re: re(`\byou\s+have\s+exceeded\s+your\s+[\w .-]{1,40}?\s+token\s+usage`),
 			kind: Wait, throttle: true, needs: []string{"token", "usage"}},
+		// Mistral's "Requests rate limit exceeded" and "Service tier capacity
+		// exceeded for this model".
+		{re: re(`\brequests\s+rate\s+limit\s+exceeded\b`),
+			kind: Wait, throttle: true, weak: true, needs: []string{"requests", "exceeded"}},
+		{re: re(`\bservice\s+tier\s+capacity\s+exceeded\b`),
+			kind: Wait, throttle: true, needs: []string{"capacity", "exceeded"}},
 		{re: re(`\bcurrently\s+experiencing\s+high\s+demand`),
 			kind: Wait, throttle: true, needs: []string{"demand"}},
 		{re: re(`\b(?:rate\s+limiting|slow\s+response\s+times)\s+detected`),
@@ -201,6 +211,11 @@ var rules = sync.OnceValue(func() []rule {
 		// url: https://api.openai.com/...".
 		{re: re(`\b(50[234])\b[^\n]{0,60}?\bfor\s+url:?\s+'?https?://` + modelHosts),
 			kind: Wait, throttle: true, weak: true, why: "HTTP ", needs: []string{"url", "50"}},
+		// requests' "429 Client Error: Too Many Requests for url:
+		// https://api-inference.huggingface.co/..." from a model's host (a
+		// model hub's download is a look-alike).
+		{re: re(`\b(429)\s+client\s+error:\s+too\s+many\s+requests\s+for\s+url:?\s+'?https?://` + modelHosts),
+			kind: Wait, throttle: true, weak: true, why: "HTTP ", needs: []string{"url", "429"}},
 		// DeepSeek's "The server is busy. Please try again later."
 		{re: re(`\bthe\s+server\s+is\s+busy\b`),
 			kind: Wait, throttle: true, lead: true, weak: true, needs: []string{"busy"}},
@@ -263,6 +278,12 @@ var rules = sync.OnceValue(func() []rule {
 		// (your request holds unsafe content and was blocked).
 		{re: regexp.MustCompile(`(?:包含|含有)不安全(?:内容|信息)`),
 			kind: Stop, why: "safety filter (不安全内容)", needs: []string{"不安全"}},
+		// OpenAI's "Your request was rejected as a result of our safety
+		// system"; Google Flow's PUBLIC_ERROR_UNSAFE_GENERATION.
+		{re: re(`\brejected\s+as\s+a\s+result\s+of\s+our\s+safety\s+system\b`),
+			kind: Stop, needs: []string{"rejected", "safety"}},
+		{re: regexp.MustCompile(`\bPUBLIC_ERROR_UNSAFE_(?:GENERATION|CONTENT|FACE|IDENTITY)\b`),
+			kind: Stop, needs: []string{"public_error_unsafe"}},
 		{re: re(`\btriggering\s+Azure\s+OpenAI` + apostrophe + `s\s+content\s+management\s+policy`),
 			kind: Stop, needs: []string{"azure", "policy"}},
 		{re: regexp.MustCompile(`\b(?:[Bb]locked\s+for\s+reason:\s+|BlockedReason\.)(SAFETY|PROHIBITED_CONTENT)\b`),
@@ -280,6 +301,10 @@ var rules = sync.OnceValue(func() []rule {
 		// QwenPaw's "Repetitive pattern detected. You are repeating similar
 		// actions without progress"; the OpenRouter agent SDK's "tool "sh"
 		// was invoked in 2 consecutive rounds with identical arguments".
+		// Kimi Code's reminder: "You are repeating the exact same tool call
+		// with identical parameters".
+		{re: re(`\byou\s+are\s+repeating\s+the\s+exact\s+same\s+tool\s+call\b`),
+			kind: Loop, needs: []string{"repeating", "exact"}},
 		{re: re(`\brepetitive\s+pattern\s+detected\b`),
 			kind: Loop, needs: []string{"repetitive", "pattern"}},
 		{re: re(`\b(?:consecutive\s+rounds|times\s+in\s+a\s+row)\s+with\s+identical\s+arguments\b`),
@@ -291,6 +316,8 @@ var rules = sync.OnceValue(func() []rule {
 		{re: re(`\byour\s+(?:prepayment\s+|prepaid\s+)?credits\s+are\s+depleted`),
 			kind: Stop, needs: []string{"credits", "depleted"}},
 		// Letta's 402 {"error":"Rate limited","reasons":[...,"not-enough-credits"]}.
+		{re: re(`\b(?:your\s+)?workspace\s+is\s+out\s+of\s+credits\b`),
+			kind: Stop, lead: true, needs: []string{"workspace", "credits"}},
 		{re: re(`\bnot-enough-credits\b`),
 			kind: Stop, needs: []string{"not-enough-credits"}},
 		{re: re(`\byour\s+(?:paid\s+)?balance\s+is\s+insufficient\b`),
@@ -373,6 +400,7 @@ func codeFields() []rule {
 		{"insufficient_quota", Stop, false},
 		{"billing_hard_limit_reached", Stop, false},
 		{"billing_not_active", Stop, false},
+		{"content_policy_violation", Stop, false},
 		{"quota_exceeded", Stop, false},
 	} {
 		expr, need := codeField(c.code), c.code
@@ -399,7 +427,8 @@ func codeField(codes string) string {
 // from one of them is the model's, not a registry's or a build's.
 const modelHosts = `(?:api\.anthropic\.com|api\.openai\.com|bedrock-runtime\.[\w-]+\.amazonaws\.com|` +
 	`generativelanguage\.googleapis\.com|[\w-]+-aiplatform\.googleapis\.com|[\w-]+\.openai\.azure\.com|` +
-	`openrouter\.ai|api\.deepseek\.com|api\.mistral\.ai|api\.groq\.com|api\.x\.ai)`
+	`openrouter\.ai|api\.deepseek\.com|api\.mistral\.ai|api\.groq\.com|api\.x\.ai|` +
+	`api-inference\.huggingface\.co|router\.huggingface\.co)`
 
 // lookalikes find the words of a text that looks like a limit but is
 // none, in a message: a request too large for the model's context or its

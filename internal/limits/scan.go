@@ -295,8 +295,12 @@ func regionSigns(r region) []sign {
 		}
 	}
 	headers, at := dumpedHeaders(text, lower)
-	if _, spent := spentWindows(headers, time.Time{}); spent && !hasWait(signs) {
-		signs = append(signs, sign{r: r, rule: &headerRule, m: []int{at, at}})
+	if _, spent, usage := spentWindows(headers, time.Time{}); spent && !hasWait(signs) {
+		rl := &headerRule
+		if usage {
+			rl = &usageHeaderRule
+		}
+		signs = append(signs, sign{r: r, rule: rl, m: []int{at, at}})
 	}
 	if len(signs) == 0 {
 		return nil
@@ -415,6 +419,7 @@ var anchors = []struct {
 	{"policy", 4}, {"cyber", 1}, {"safety", 2}, {"prohibited", 4}, {"repetitive", 8},
 	{"insufficient", 4}, {"loop detected", 3}, {"loop was detected", 3}, {"额度不足", 0},
 	{"busy", 2}, {"safeguards", 2}, {"不安全", 0}, {"identical arguments", 12},
+	{"capacity", 4}, {"límite", 3}, {"unsafe", 4}, {"exact same tool", 1},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the
