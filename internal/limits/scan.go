@@ -415,16 +415,21 @@ var anchors = []struct {
 }{
 	{"limit", 2}, {"many", 0}, {"demand", 2}, {"quota", 0}, {"exhaust", 1}, {"overload", 1},
 	{"credit", 0}, {"disabled", 4}, {"usage", 3}, {"billing", 0}, {"slow ", 3},
-	{"429", 1}, {"529", 1}, {"402", 0}, {"502", 0}, {"503", 0}, {"504", 0},
-	{"policy", 4}, {"cyber", 1}, {"safety", 2}, {"prohibited", 4}, {"repetitive", 8},
-	{"insufficient", 4}, {"loop detected", 3}, {"loop was detected", 3}, {"额度不足", 0},
-	{"busy", 2}, {"safeguards", 2}, {"不安全", 0}, {"identical arguments", 12},
-	{"capacity", 4}, {"límite", 3}, {"unsafe", 4}, {"exact same tool", 1},
+	{"429", 1}, {"529", 1}, {"402", 0},
+	// Keyed, where they can be, by a pair whose first byte is one of the
+	// above's: a byte that begins no pair costs the scan nothing.
+	{"502", 0}, {"503", 0}, {"504", 0},
+	{"policy", 4}, {"cyber", 0}, {"blocked", 0}, {"repetitive", 8}, {"insufficient", 7},
+	{"loop detected", 9}, {"loop was detected", 13}, {"busy", 0}, {"safeguards", 4},
+	{"identical arguments", 12}, {"capacity", 4}, {"límite", 3}, {"public_error_unsafe", 2},
+	{"exact same tool", 3}, {"rejected as", 4},
+	// Chinese, keyed by the bytes of 不, which both hold.
+	{"额度不足", 6}, {"不安全", 0},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the
 // anchors' pairs.
-const maxPairRows = 32
+const maxPairRows = 16
 
 // The tables of hasAnchor: pairRows[c] is the row of the pairs that begin
 // with byte c (0: none), pairs[row][c] the index in pairAnchors of the
