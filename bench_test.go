@@ -1,6 +1,7 @@
 package loopbreaker
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -171,5 +172,27 @@ func BenchmarkRecordFailureChangingText(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		cb.RecordFailure(msgs[i%2])
+	}
+}
+
+// BenchmarkCheckActionRecordStep is a tool-calling host's work per call
+// under tool-steps: CheckAction before the call, Record of its 1 KB
+// result after it, with the step window full (every step signal judging
+// 30 steps).
+func BenchmarkCheckActionRecordStep(b *testing.B) {
+	cfg, _ := Preset("tool-steps")
+	cb, _ := New(cfg)
+	result := strings.Repeat("main.go:12: func main() { fmt.Println(\"hello\") }\n", 20)
+	actions := make([]Action, 64)
+	for i := range actions {
+		actions[i] = Action{Tool: "read_file", Args: fmt.Sprintf(`{"path":"pkg/file%d.go","limit":200}`, i)}
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		a := actions[i%len(actions)]
+		if d := cb.CheckAction(a); !d.Allow {
+			b.Fatal(d.Reason)
+		}
+		cb.Record(Iteration{Action: &a, Observation: result})
 	}
 }

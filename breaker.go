@@ -20,6 +20,7 @@ type CircuitBreaker struct {
 	active      []ReasonKind     // the stop signals cfg switches on, in evaluation order
 	completions []ReasonKind     // the completion signals cfg switches on
 	warns       []ReasonKind     // the warnings cfg switches on that iterations make
+	news        news             // what in a success the active signals judge
 	calls       callBudget       // outside loop: Reset does not give back calls made
 	spend       spendState       // outside loop too: Reset does not give back what was spent
 	spendCapped bool             // cfg caps the spend
@@ -92,16 +93,12 @@ type counts struct {
 	NeutralIterations   int `json:"neutral_iterations"`
 	ConsecutiveFailures int `json:"consecutive_failures"`
 	TotalFailures       int `json:"total_failures"`
-	SameErrorInARow     int `json:"same_error_in_a_row"` // failures in a row with one fingerprint
-	LastProgressScore   int `json:"last_progress_score"`
+	SameErrorInARow     int `json:"same_error_in_a_row"`               // failures in a row with one fingerprint
+	LastProgressScore   int `json:"last_progress_score" signed:"true"` // may be negative
 
-	// The step signals' counters (steps.go).
-	SameStepInARow           int `json:"same_step_in_a_row,omitempty"`          // tool steps in a row with one action and one observation
-	SameActionFailedInARow   int `json:"same_action_failed_in_a_row,omitempty"` // failed tool steps in a row with one action
-	SameMessageInARow        int `json:"same_message_in_a_row,omitempty"`       // message-only turns in a row with one message
-	ConsecutiveCondensations int `json:"consecutive_condensations,omitempty"`   // condensations with nothing between
-	Condensations            int `json:"condensations,omitempty"`               // since New or Reset
-	LimitedIterations        int `json:"limited_iterations"`                    // refused by the provider
+	// The step signals' counters (steps.go), as Stats reports them.
+	StepStats
+	LimitedIterations int `json:"limited_iterations"` // refused by the provider
 }
 
 // Iteration is what the host tells the breaker about one iteration. Every
@@ -142,14 +139,6 @@ type Iteration struct {
 	Usage Usage
 }
 
-// plain reports whether the iteration says nothing beyond its outcome
-// that a signal judges on a success. (A task's name is not such news: a
-// success on a task resets its failures, and its warning is judged when
-// it is recorded.)
-func (it *Iteration) plain() bool {
-	return it.Progress == nil && it.Approach == "" && it.Work == WorkUnlabelled && !it.Done && !it.Claimed && it.Plan == nil && it.Action == nil && it.Noticed == nil
-}
-
 // Decision is the breaker's answer to Check.
 type Decision struct {
 	// Allow says whether the iteration may run.
@@ -169,6 +158,11 @@ type Decision struct {
 	// RetryAfter is how long until asking again may help; zero when
 	// allowed and for a refusal no waiting ends.
 	RetryAfter time.Duration
+	// Short are the signals one bad step short of opening the circuit,
+	// each with [Reason.Short] set and its evidence, in the order they are
+	// judged; nil when none is, and when refused. [Reason.ForModel] says
+	// what each means to a model. The caller's.
+	Short []Reason
 }
 
 // Err returns nil when d allows the iteration, else a [*RefusedError]
@@ -189,6 +183,7 @@ func New(cfg Config) (*CircuitBreaker, error) {
 	b := &CircuitBreaker{cfg: cfg.withDefaults(), patterns: internalPatterns(cfg.Limits.Patterns)}
 	b.active, b.completions = activeRules(&b.cfg)
 	b.warns = activeWarnings(&b.cfg)
+	b.news = newsOf(b.active, b.completions)
 	b.spendCapped, b.spendHourly = spendCaps(&b.cfg)
 	b.reset()
 	return b, nil
@@ -216,15 +211,52 @@ func (b *CircuitBreaker) Check() Decision {
 	b.mu.Lock()
 	if b.state == Closed && b.completion.Complete.Kind == ReasonNone && b.cfg.Spend.MaxCallsPerHour <= 0 && len(b.warnings) == 0 &&
 		b.limit.reason.Kind == ReasonNone && !b.spendCapped {
-		b.mu.Unlock()
-		return Decision{Allow: true, State: Closed}
+		defer b.mu.Unlock()
+		return Decision{Allow: true, State: Closed, Short: b.shortNow()}
 	}
-	return b.check()
+	return b.check(true)
+}
+
+// CheckAction asks whether a tool call the model proposes may run, before
+// it runs. It refuses, as Check does, while the circuit is open or a limit,
+// a spend cap, the call budget or completion holds; and it refuses the call
+// that would complete a loop of the step signals if it ran and came out as
+// it did the times before: the last round of a cycle ([ReasonCycle]), the
+// last of the same step with others between ([ReasonRepeatedStep]). The
+// same call in a row is judged after it ran: a call that failed twice may
+// pass the third time (a flaky test, a service back), and a success may
+// have done what its result does not show (a browser's "Navigated back").
+// Such a refusal opens the
+// circuit, as the call would have after it ran; its reason has
+// [Reason.Proposed] set, and nothing is recorded. CheckAction takes no
+// probe: in HalfOpen it judges the call alone, for a host that asks Check
+// once per model turn and CheckAction per tool call. A message-only action
+// is judged as Check judges, without the probe.
+func (b *CircuitBreaker) CheckAction(a Action) Decision {
+	action := a.fingerprint32() // outside the lock: the costly part
+	b.mu.Lock()
+	d := b.check(false)
+	if !d.Allow || a.IsMessage() {
+		return d
+	}
+	b.mu.Lock()
+	defer b.unlock()
+	if b.state == Open || b.completion.Complete.Kind != ReasonNone {
+		return d // changed while unlocked: Check again says why
+	}
+	reason, ok := b.proposal(action)
+	if !ok {
+		return d
+	}
+	now := b.cfg.Now()
+	b.trip(reason, now)
+	return Decision{State: b.state, Reason: b.reason, RetryAfter: b.retryAfter(now)}
 }
 
 // check is Check past its fast path, called with b.mu held; it releases
-// it.
-func (b *CircuitBreaker) check() Decision {
+// it. A half-open circuit lets its probe through only when probe is set
+// (Check); otherwise (CheckAction) it allows without taking it.
+func (b *CircuitBreaker) check(probe bool) Decision {
 	defer b.unlock()
 	if done := b.completion.Complete; done.Kind != ReasonNone {
 		return Decision{State: b.state, Reason: done, Complete: true}
@@ -272,8 +304,13 @@ func (b *CircuitBreaker) check() Decision {
 	d.Allow = true
 	if b.state == HalfOpen {
 		d.Reason = b.reason
-		d.Allow = b.takeProbe()
-		d.Probe = d.Allow
+		if probe {
+			d.Allow = b.takeProbe()
+			d.Probe = d.Allow
+		}
+	}
+	if d.Allow {
+		d.Short = b.shortNow()
 	}
 	return d
 }
@@ -340,7 +377,7 @@ func (b *CircuitBreaker) recordIteration(it Iteration) (open bool) {
 	}
 	var step *stepFacts
 	if it.Action != nil && outcome != Neutral {
-		f := newStepFacts(&it, failed, errText)
+		f := newStepFacts(&it, failed, errText, fp)
 		step = &f
 	}
 	lost := b.guardIteration()
@@ -427,7 +464,7 @@ func (b *CircuitBreaker) record(failed bool, fp uint32, sample string, it *Itera
 	if b.completion.Complete.Kind != ReasonNone || b.state == Open {
 		return // the loop is over, or an iteration ended late: counters only
 	}
-	if !failed && b.state == Closed && it.plain() && !b.restored && !b.relapse.watching() {
+	if !failed && b.state == Closed && it.news()&b.news == 0 && !b.restored && !b.relapse.watching() {
 		// A bare success on a closed circuit resets counters and fills no
 		// window: no signal can trip or complete on it that did not trip
 		// on the iteration before. (The hot path of a healthy loop.)
@@ -506,13 +543,7 @@ func (b *CircuitBreaker) Stats() Stats {
 			OutputTrend:                  b.progress.outputTrend(),
 			LastScore:                    b.count.LastProgressScore,
 		},
-		Steps: StepStats{
-			SameStepInARow:           b.count.SameStepInARow,
-			SameActionFailedInARow:   b.count.SameActionFailedInARow,
-			SameMessageInARow:        b.count.SameMessageInARow,
-			ConsecutiveCondensations: b.count.ConsecutiveCondensations,
-			Condensations:            b.count.Condensations,
-		},
+		Steps:             b.count.StepStats,
 		LimitedIterations: b.count.LimitedIterations,
 		Spend:             b.spendAt(now),
 	}
@@ -567,7 +598,7 @@ func (b *CircuitBreaker) Stats() Stats {
 func (b *CircuitBreaker) refreshWarnings() {
 	b.warnings = b.warnings[:0]
 	for _, kind := range b.warns {
-		if rules[kind].check(b) == trip {
+		if rules[kind].judge(b) == trip {
 			b.warnings = append(b.warnings, rules[kind].reason(b, kind))
 		}
 	}

@@ -330,7 +330,7 @@ func TestEveryReasonKindSaysWhatItDoesToTheLoop(t *testing.T) {
 		ReasonRepeatedActionObservation: ClassStop,
 		ReasonRepeatedActionError:       ClassStop,
 		ReasonMonologue:                 ClassStop,
-		ReasonAlternatingActions:        ClassStop,
+		ReasonCycle:                     ClassStop,
 		ReasonCondensationLoop:          ClassStop,
 		ReasonProtectedFiles:            ClassStop,
 		ReasonProviderLimit:             ClassLimit,
@@ -342,6 +342,8 @@ func TestEveryReasonKindSaysWhatItDoesToTheLoop(t *testing.T) {
 		ReasonGaveUp:                    ClassStop,
 		ReasonUnpricedModel:             ClassWarning,
 		ReasonFalseCompletion:           ClassStop,
+		ReasonSameToolError:             ClassStop,
+		ReasonRepeatedStep:              ClassStop,
 		ReasonProviderLoop:              ClassStop,
 		ReasonProviderLoop + 1:          ClassNone, // a kind this build does not know
 	}

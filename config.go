@@ -104,9 +104,11 @@ type ProgressRules struct {
 }
 
 // StepRules are the thresholds of a tool-calling agent's steps
-// ([Config.Steps]), at OpenHands' values by default; they judge only the
-// iterations that report an [Iteration.Action]. A negative threshold
-// switches its signal off; 1 and more than 1000 are invalid.
+// ([Config.Steps]): OpenHands' at OpenHands' values, and the loops other
+// agent tools stop (a cycle of steps, one tool failing the same way whatever
+// its arguments, the same step again and again with others between). They
+// judge only the iterations that report an [Iteration.Action]. A negative
+// threshold switches its signal off.
 type StepRules struct {
 	// MaxRepeatedAction: the same action and observation in a row. Default 4.
 	MaxRepeatedAction int
@@ -114,8 +116,17 @@ type StepRules struct {
 	MaxRepeatedActionError int
 	// MaxMonologue: the same message-only turn in a row. Default 3.
 	MaxMonologue int
-	// AlternatingWindow: steps alternating between two. Default 6; even, 4+.
-	AlternatingWindow int
+	// CycleRepeats: a cycle of 2 to 5 steps, each with the same
+	// observation, gone round this many times. Default 3.
+	CycleRepeats int
+	// MaxSameToolError: one tool failing with one error this many times
+	// in a row of its calls, whatever their arguments, with other tools'
+	// steps between. Default 5.
+	MaxSameToolError int
+	// MaxRepeats and RepeatWindow: the same action with the same
+	// observation this many times in the last RepeatWindow steps. Defaults 4
+	// and 30.
+	MaxRepeats, RepeatWindow int
 	// MaxCondensations: [Iteration.Condensed] in a row. Default 10.
 	MaxCondensations int
 }
@@ -149,45 +160,142 @@ type LimitRules struct {
 // DefaultConfig returns the defaults a zero Config field stands for, at the
 // values of ralph-starter, ralph-claude-code, GSD's exit.sh, superkit and
 // OpenHands. The progress score, the same error in a row, the relapse
-// watch, the call budget and the spend caps are off.
+// watch, the call budget and the spend caps are off. The thresholds'
+// defaults are [Threshold.Default], listed by [Thresholds].
 func DefaultConfig() Config {
-	return Config{
-		Cooldown:            30 * time.Second,
-		MaxConsecutiveOpens: 10,
-		Failures: FailureRules{
-			MaxConsecutive:  3,
-			MaxSameError:    5,
-			MaxSameTask:     3,
-			MaxFingerprints: 10000,
-			MaxSamples:      1000,
-		},
-		Progress: ProgressRules{
-			MaxNoProgress:          3,
-			OutputDeclinePercent:   70,
-			MaxPermissionDenials:   3,
-			ScoreWeights:           DefaultScoreWeights(),
-			CircularApproachWindow: 6,
-			TestFixWindow:          5,
-			TestFixPercent:         80,
-			MaxTaskIterations:      20,
-			TestsDeclining:         3,
-			ErrorsRising:           3,
-			DoneSignals:            2,
-			MaxClaims:              3,
-			TestOnly:               3,
-		},
-		Steps: StepRules{
-			MaxRepeatedAction:      4,
-			MaxRepeatedActionError: 3,
-			MaxMonologue:           3,
-			AlternatingWindow:      6,
-			MaxCondensations:       10,
-		},
+	c := Config{
+		Cooldown: 30 * time.Second,
+		Progress: ProgressRules{ScoreWeights: DefaultScoreWeights()},
 		Limits: LimitRules{
 			Wait:         60 * time.Minute,
 			ThrottleWait: 5 * time.Minute,
 		},
 	}
+	for _, t := range allThresholds {
+		*t.ptr(&c) = t.Default
+	}
+	return c
+}
+
+// Threshold describes one whole-number field of Config: a signal's
+// threshold or window, a spend cap, a bound of what the breaker keeps.
+// [Thresholds] lists them; the defaults, [Config.Validate] and looprun's
+// flags come from that list.
+type Threshold struct {
+	// Field is the field's path in Config, as a [ConfigError] names it:
+	// "Steps.MaxRepeatedAction".
+	Field string
+	// Kind is the signal it sets; ReasonNone for a bound.
+	Kind ReasonKind
+	// About says what it counts, for a flag's help.
+	About string
+	// Default is what zero stands for. A threshold whose default is 0 is
+	// off unless set (or no cap, no budget); zero or negative keeps it off.
+	Default int
+	// Min and Max bound a value above zero; 0 means no bound.
+	Min, Max int
+
+	ptr  func(c *Config) *int
+	even bool   // a value above zero must be even
+	why  string // why the bounds are what they are, said beside them
+	// off says what a negative value does, or for a default of 0 what
+	// zero or negative does: "switches the signal off" when empty.
+	off string
+	// noNegative: a negative value is invalid.
+	noNegative bool
+}
+
+// Get returns the field's value in c.
+func (t Threshold) Get(c *Config) int { return *t.ptr(c) }
+
+// Set sets the field to v in c.
+func (t Threshold) Set(c *Config, v int) { *t.ptr(c) = v }
+
+// Thresholds returns every whole-number field of Config, in the order of
+// the signals (the order of [ReasonKind]), then the bounds. The slice is
+// the caller's.
+func Thresholds() []Threshold { return slices.Clone(allThresholds) }
+
+// boundThresholds bound what the breaker keeps.
+var boundThresholds = []Threshold{
+	{Field: "Failures.MaxFingerprints", About: "errors the error history keeps, the oldest forgotten first", Default: 10000,
+		Max: math.MaxInt32, noNegative: true,
+		ptr: func(c *Config) *int { return &c.Failures.MaxFingerprints }},
+	{Field: "Failures.MaxSamples", About: "errors that keep their text", Default: 1000,
+		Max: maxErrorSamples, off: "keeps no error text",
+		ptr: func(c *Config) *int { return &c.Failures.MaxSamples }},
+}
+
+// allThresholds is Thresholds: the rules table's, then the bounds.
+var allThresholds = func() []Threshold {
+	var all []Threshold
+	for k := range rules {
+		for _, t := range rules[k].thresholds {
+			t.Kind = ReasonKind(k)
+			all = append(all, t)
+		}
+	}
+	return append(all, boundThresholds...)
+}()
+
+// problem says why v cannot be t's value, or "" when it can.
+func (t Threshold) problem(v int) string {
+	switch {
+	case v == 0:
+		return ""
+	case v < 0 && !t.noNegative:
+		return ""
+	case v > 0 && (t.Min == 0 || v >= t.Min) && (t.Max == 0 || v <= t.Max) && (!t.even || v%2 == 0):
+		return ""
+	}
+	if t.Max == 99 && t.Min <= 1 && t.why != "" {
+		return "must be below 100 (" + t.why + "; " + t.meaning() + ")"
+	}
+	return "must be " + t.bounds() + " (" + t.meaning() + ")"
+}
+
+// bounds says which values t takes: "between 2 (a repetition takes two)
+// and 1000", "below 100 (...)", "at most 1000".
+func (t Threshold) bounds() string {
+	lo := t.Min
+	if t.noNegative {
+		lo = max(lo, 0)
+	}
+	why := ""
+	if t.why != "" {
+		why = " (" + t.why + ")"
+	}
+	even := ""
+	if t.even {
+		even = "even, "
+	}
+	switch {
+	case t.Max == 99 && lo <= 1:
+		return "below 100" + why
+	case lo > 1 || t.noNegative:
+		if t.Max == 0 {
+			return fmt.Sprintf("%sat least %d%s", even, lo, why)
+		}
+		return fmt.Sprintf("%sbetween %d%s and %d", even, lo, why, t.Max)
+	case t.Max > 0:
+		return fmt.Sprintf("%sat most %d%s", even, t.Max, why)
+	}
+	return even + "a whole number" + why
+}
+
+// meaning says what zero and a negative value mean.
+func (t Threshold) meaning() string {
+	off := t.off
+	if off == "" {
+		off = "switches the signal off"
+	}
+	switch {
+	case t.Default == 0:
+		return "zero or negative " + off
+	case t.noNegative:
+		return fmt.Sprintf("zero means the default, %d", t.Default)
+	}
+	return fmt.Sprintf("zero means the default, %d; negative %s", t.Default, off)
 }
 
 // ErrInvalidConfig matches (errors.Is) every error Validate returns.
@@ -218,45 +326,11 @@ func (c Config) Validate() error {
 	if c.Cooldown < 0 {
 		bad("Cooldown", c.Cooldown, "must not be negative (zero means the default, 30s)")
 	}
-	if c.Failures.MaxFingerprints < 0 || c.Failures.MaxFingerprints > math.MaxInt32 {
-		bad("Failures.MaxFingerprints", c.Failures.MaxFingerprints, "must be between 0 (the default, 10000) and 2147483647")
-	}
-	if c.Progress.OutputDeclinePercent >= 100 {
-		bad("Progress.OutputDeclinePercent", c.Progress.OutputDeclinePercent, "must be below 100 (an output cannot decline by 100% or more; negative switches the signal off)")
-	}
-	if c.Progress.ScoreWindow > maxWindow {
-		bad("Progress.ScoreWindow", c.Progress.ScoreWindow, "must be at most 1000 (zero or negative switches the signal off)")
-	}
-	if c.Progress.CircularApproachWindow > maxWindow || c.Progress.CircularApproachWindow > 0 && c.Progress.CircularApproachWindow < 4 {
-		bad("Progress.CircularApproachWindow", c.Progress.CircularApproachWindow, "must be between 4 (two cycles of two approaches) and 1000 (zero means the default, 6; negative switches the signal off)")
-	}
-	if c.Progress.TestFixWindow > maxWindow {
-		bad("Progress.TestFixWindow", c.Progress.TestFixWindow, "must be at most 1000 (zero means the default, 5; negative switches the signal off)")
-	}
-	if c.Progress.TestFixPercent >= 100 {
-		bad("Progress.TestFixPercent", c.Progress.TestFixPercent, "must be below 100 (no share can be more than 100%; zero means the default, 80; negative switches the signal off)")
-	}
-	if c.RelapseWindow > maxWindow {
-		bad("RelapseWindow", c.RelapseWindow, "must be at most 1000 (zero or negative switches the relapse watch off)")
-	}
-	if c.Failures.MaxSamples > maxErrorSamples {
-		bad("Failures.MaxSamples", c.Failures.MaxSamples, "must be at most 10000 (zero means the default, 1000; negative keeps no error text)")
-	}
-	for _, f := range []struct {
-		name  string
-		value int
-		def   int
-	}{
-		{"Steps.MaxRepeatedAction", c.Steps.MaxRepeatedAction, 4},
-		{"Steps.MaxRepeatedActionError", c.Steps.MaxRepeatedActionError, 3},
-		{"Steps.MaxMonologue", c.Steps.MaxMonologue, 3},
-	} {
-		if f.value == 1 || f.value > maxWindow {
-			bad(f.name, f.value, fmt.Sprintf("must be between 2 (a repetition takes two) and 1000 (zero means the default, %d; negative switches the signal off)", f.def))
+	for _, t := range allThresholds {
+		v := t.Get(&c)
+		if why := t.problem(v); why != "" {
+			bad(t.Field, v, why)
 		}
-	}
-	if w := c.Steps.AlternatingWindow; w > 0 && (w < 4 || w > maxWindow || w%2 != 0) {
-		bad("Steps.AlternatingWindow", w, "must be even, between 4 (two steps twice) and 1000 (zero means the default, 6; negative switches the signal off)")
 	}
 	if c.Limits.Wait < 0 || c.Limits.Wait > maxProviderLimitWait {
 		bad("Limits.Wait", c.Limits.Wait, "must be between 0 (the default, 1h) and 840h (35 days)")
@@ -310,36 +384,13 @@ func validPrice(p Price, depth int) bool {
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
 	setDefault(&c.Cooldown, d.Cooldown)
-	setDefault(&c.MaxConsecutiveOpens, d.MaxConsecutiveOpens)
 	if c.CooldownPolicy == nil {
 		c.CooldownPolicy = ConstantCooldown
 	}
-	f, df := &c.Failures, d.Failures
-	setDefault(&f.MaxConsecutive, df.MaxConsecutive)
-	setDefault(&f.MaxSameError, df.MaxSameError)
-	setDefault(&f.MaxSameTask, df.MaxSameTask)
-	setDefault(&f.MaxFingerprints, df.MaxFingerprints)
-	setDefault(&f.MaxSamples, df.MaxSamples)
-	p, dp := &c.Progress, d.Progress
-	setDefault(&p.MaxNoProgress, dp.MaxNoProgress)
-	setDefault(&p.OutputDeclinePercent, dp.OutputDeclinePercent)
-	setDefault(&p.MaxPermissionDenials, dp.MaxPermissionDenials)
-	setDefault(&p.ScoreWeights, dp.ScoreWeights)
-	setDefault(&p.CircularApproachWindow, dp.CircularApproachWindow)
-	setDefault(&p.TestFixWindow, dp.TestFixWindow)
-	setDefault(&p.TestFixPercent, dp.TestFixPercent)
-	setDefault(&p.MaxTaskIterations, dp.MaxTaskIterations)
-	setDefault(&p.TestsDeclining, dp.TestsDeclining)
-	setDefault(&p.ErrorsRising, dp.ErrorsRising)
-	setDefault(&p.DoneSignals, dp.DoneSignals)
-	setDefault(&p.MaxClaims, dp.MaxClaims)
-	setDefault(&p.TestOnly, dp.TestOnly)
-	st, ds := &c.Steps, d.Steps
-	setDefault(&st.MaxRepeatedAction, ds.MaxRepeatedAction)
-	setDefault(&st.MaxRepeatedActionError, ds.MaxRepeatedActionError)
-	setDefault(&st.MaxMonologue, ds.MaxMonologue)
-	setDefault(&st.AlternatingWindow, ds.AlternatingWindow)
-	setDefault(&st.MaxCondensations, ds.MaxCondensations)
+	for _, t := range allThresholds {
+		setDefault(t.ptr(&c), t.Default)
+	}
+	setDefault(&c.Progress.ScoreWeights, d.Progress.ScoreWeights)
 	setDefault(&c.Limits.Wait, d.Limits.Wait)
 	setDefault(&c.Limits.ThrottleWait, d.Limits.ThrottleWait)
 	if c.Spend.Prices == nil {

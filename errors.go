@@ -70,23 +70,21 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("loopbreaker: circuit open: %s", e.Reason)
 }
 
-// Is reports whether target is the sentinel of e's reason.
+// Is reports whether target is the sentinel of e's reason: the kind's
+// own, and [ErrOpen] for a stop, [ErrComplete] for a completion.
 func (e *RefusedError) Is(target error) bool {
-	switch k := e.Reason.Kind; {
-	case k == ReasonCallBudget:
-		return target == ErrCallBudget
-	case k == ReasonProviderLimit:
-		return target == ErrProviderLimit
-	case k == ReasonProviderStopped:
-		return target == ErrProviderStopped
-	case k == ReasonSpendCap || k == ReasonHourlySpendCap:
-		return target == ErrSpendCap
-	case k == ReasonUnavailable:
-		return target == ErrUnavailable
-	case k.Class() == ClassComplete:
+	k := e.Reason.Kind
+	if int(k) >= len(rules) {
+		return target == ErrOpen
+	}
+	r := &rules[k]
+	switch {
+	case r.sentinel != nil && target == r.sentinel:
+		return true
+	case r.class == ClassComplete:
 		return target == ErrComplete
-	case k == ReasonGaveUp:
-		return target == ErrOpen || target == ErrGaveUp
+	case r.class == ClassLimit:
+		return false
 	}
 	return target == ErrOpen
 }

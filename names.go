@@ -52,7 +52,13 @@ func (k ReasonKind) MarshalText() ([]byte, error) {
 }
 
 // UnmarshalText sets the kind from its name; an unknown name is an error.
+// The name "alternating_actions", of the signal that the cycle signal
+// became, reads as [ReasonCycle].
 func (k *ReasonKind) UnmarshalText(text []byte) error {
+	if string(text) == "alternating_actions" {
+		*k = ReasonCycle
+		return nil
+	}
 	return unmarshalName(k, text, "reason kind", len(rules))
 }
 

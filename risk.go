@@ -42,30 +42,10 @@ func (b *CircuitBreaker) risk(warnings []Reason) Risk {
 	switch {
 	case b.completion.Complete.Kind != ReasonNone:
 		return RiskLow
-	case b.state != Closed || b.oneShortOfStopping():
+	case b.state != Closed || len(b.shortNow()) > 0:
 		return RiskHigh
 	case b.lastFailed || b.progress.ConsecutiveNoProgress > 0 || len(warnings) > 0 || b.relapse.watching():
 		return RiskMedium
 	}
 	return RiskLow
-}
-
-// oneShortOfStopping reports whether one more bad iteration would open
-// the circuit through a counting signal.
-func (b *CircuitBreaker) oneShortOfStopping() bool {
-	c := &b.cfg
-	short := func(count, limit int) bool { return limit > 1 && count >= limit-1 }
-	if short(b.count.ConsecutiveFailures, c.Failures.MaxConsecutive) ||
-		b.lastFailed && short(b.lastFingerprintCount, c.Failures.MaxSameError) ||
-		short(b.count.SameErrorInARow, c.Failures.MaxSameErrorInARow) ||
-		short(b.progress.ConsecutiveNoProgress, c.Progress.MaxNoProgress) ||
-		short(b.progress.ConsecutivePermissionDenials, c.Progress.MaxPermissionDenials) ||
-		short(b.tasks.TaskFailures, c.Failures.MaxSameTask) {
-		return true
-	}
-	if w := c.Progress.ScoreWindow; w > 0 {
-		sum, n := b.stagnation.scoreSum()
-		return n >= w-1 && sum < 0
-	}
-	return false
 }

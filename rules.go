@@ -2,6 +2,7 @@ package loopbreaker
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -79,7 +80,7 @@ const (
 	ReasonRepeatedActionObservation // [StepRules.MaxRepeatedAction] identical steps (OpenHands)
 	ReasonRepeatedActionError       // [StepRules.MaxRepeatedActionError] same action failing
 	ReasonMonologue                 // [StepRules.MaxMonologue] same message-only turns
-	ReasonAlternatingActions        // [StepRules.AlternatingWindow] steps alternating
+	ReasonCycle                     // a cycle of steps gone round [StepRules.CycleRepeats] times
 	ReasonCondensationLoop          // [StepRules.MaxCondensations] condensations in a row
 	ReasonProtectedFiles            // held: [Config.Guard] found files lost
 	ReasonProviderLimit             // limit: the provider refused for now
@@ -91,6 +92,8 @@ const (
 	ReasonGaveUp                    // held: [Config.MaxConsecutiveOpens] openings in a row
 	ReasonUnpricedModel             // warning: a model without a price under a dollar cap
 	ReasonFalseCompletion           // [ProgressRules.MaxClaims] claims of done without Done (clawker)
+	ReasonSameToolError             // [StepRules.MaxSameToolError] of one tool's calls failing the same way
+	ReasonRepeatedStep              // [StepRules.MaxRepeats] same steps in [StepRules.RepeatWindow]
 	ReasonProviderLoop              // the provider refused the agent's repeated tool calls ([ProviderLoop])
 )
 
@@ -103,29 +106,67 @@ const (
 	trip                 // the circuit opens
 )
 
-// rule is one stop signal: the name and text of its reason and, for the
-// signals evaluated after each iteration, its test and its evidence.
-// Adding a signal means adding a kind above and a row, at that index,
-// below.
+// rule is one signal, the one place it is described: its reason's name,
+// class and text; the thresholds it reads, with their defaults and valid
+// values ([Thresholds]); how it judges an iteration and what evidence it
+// gives; when it is one step short of tripping; what in an iteration is
+// news to it; whether its opening holds and which sentinel its refusal
+// matches. Adding a signal means adding a kind above, a row at that index
+// below, and the state it counts.
 type rule struct {
-	name string
-	text func(r Reason) string
-	// on reports whether the config switches the signal on; nil: always.
-	on func(c *Config) bool
-	// check evaluates the signal after an iteration was recorded, with
-	// b.mu held. Nil for kinds that the state machine sets itself.
+	name  string
+	class ReasonClass
+	text  func(r Reason) string
+	// held: the circuit it opens stays open until Resume, Skip or Reset.
+	held bool
+	// sentinel is the error a refusal of the kind matches besides its
+	// class's ([ErrOpen] for a stop, [ErrComplete] for a completion).
+	sentinel error
+	// thresholds are the Config fields the signal reads, its threshold
+	// first; the signal is on when each is above zero once the defaults
+	// are applied.
+	thresholds []Threshold
+
+	// counter returns what a counting signal counts after the iteration
+	// just recorded, and whether the signal judges that iteration at all;
+	// with b.mu held. It trips when the count reaches the threshold, and
+	// is one step short one below it.
+	counter func(b *CircuitBreaker) (n int, judged bool)
+	// check evaluates a signal that does not only count, with b.mu held.
+	// Nil for counting signals, and for kinds that the state machine sets
+	// itself.
 	check func(b *CircuitBreaker) verdict
-	// evidence returns the reason when check did not pass.
+	// short reports, for a signal that does not only count, whether one
+	// more bad iteration would trip it; with b.mu held.
+	short func(b *CircuitBreaker) bool
+	// evidence returns the reason when check did not pass, or when the
+	// signal is one step short.
 	evidence func(b *CircuitBreaker) Reason
+	// news are the fields of a successful iteration that the signal
+	// judges; a success that is news to no active signal is not evaluated
+	// (the hot path of a healthy loop). None: only failures, and the
+	// counters a success resets, matter to it.
+	news news
 	// class is what the reason does. A completion's check runs after a
 	// successful iteration, before the stop signals; a warning's runs
 	// after each iteration that brings news of tasks or progress, and when
 	// it trips, the Reason goes to [Decision.Warnings] and [Stats.Warnings].
-	class ReasonClass
 	// early marks a stop signal checked before the rest of the table: a
 	// narrower signal that would otherwise be hidden by a broader one
 	// tripping on the same iteration.
 	early bool
+	// advice says, for a model, what a trip of the signal means ("You
+	// made the same call 3 times..."); warning what being one step short
+	// means and what one more such step does; try what to do instead, as
+	// "Do not make this call again: " goes on ([Reason.ForModel]).
+	advice, warning func(r Reason) string
+	try             string
+	// propose reports whether the proposed tool call, of the action
+	// fingerprint given, would trip the signal if it ran and came out as
+	// the same call did before ([CircuitBreaker.CheckAction]), with the
+	// evidence of the steps before it; with b.mu held. Nil: the signal's
+	// evidence is that, when proposeIf says so.
+	propose func(b *CircuitBreaker, action uint32) (Reason, bool)
 	// recurs reports, during the relapse watch after a recovery from an
 	// open with reason r of this kind, whether the iteration just
 	// recorded shows the signal again (one failure again, one iteration
@@ -134,8 +175,43 @@ type rule struct {
 	recurs func(b *CircuitBreaker, r Reason) bool
 }
 
-// rules is indexed by ReasonKind; the signals are evaluated in this order,
-// and the first that trips gives the reason.
+// news are the fields of an [Iteration] that a signal judges on a
+// success, one bit each.
+type news uint16
+
+const (
+	newsProgress news = 1 << iota
+	newsApproach
+	newsWork
+	newsDone
+	newsClaimed
+	newsPlan
+	newsAction
+	newsNoticed
+)
+
+// news returns the fields the iteration sets that some signal judges on
+// a success.
+func (it *Iteration) news() news {
+	var n news
+	set := func(ok bool, bit news) {
+		if ok {
+			n |= bit
+		}
+	}
+	set(it.Progress != nil, newsProgress)
+	set(it.Approach != "", newsApproach)
+	set(it.Work != WorkUnlabelled, newsWork)
+	set(it.Done, newsDone)
+	set(it.Claimed, newsClaimed)
+	set(it.Plan != nil, newsPlan)
+	set(it.Action != nil, newsAction)
+	set(it.Noticed != nil, newsNoticed)
+	return n
+}
+
+// rules is indexed by ReasonKind; the signals are evaluated in this order
+// (the early ones first), and the first that trips gives the reason.
 var rules = [...]rule{
 	ReasonNone: {
 		name: "none",
@@ -147,14 +223,17 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("%d consecutive failures (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.Failures.MaxConsecutive >= 0 },
-		check: func(b *CircuitBreaker) verdict {
-			return atThreshold(b.count.ConsecutiveFailures, b.cfg.Failures.MaxConsecutive)
-		},
+		thresholds: []Threshold{{Field: "Failures.MaxConsecutive", About: "consecutive failures that open the circuit", Default: 3,
+			ptr: func(c *Config) *int { return &c.Failures.MaxConsecutive }}},
+		counter: func(b *CircuitBreaker) (int, bool) { return b.count.ConsecutiveFailures, true },
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{Count: b.count.ConsecutiveFailures, Threshold: b.cfg.Failures.MaxConsecutive}
 		},
 		recurs: failedAgain,
+		advice: func(r Reason) string { return fmt.Sprintf("Your last %d tool calls all failed.", r.Count) },
+		warning: func(r Reason) string {
+			return fmt.Sprintf("your last %d tool calls failed; one more failure, and your tool calls are stopped.", r.Count)
+		},
 	},
 	ReasonSameErrorInARow: {
 		name:  "same_error_in_a_row",
@@ -162,10 +241,9 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Same error repeated %d times in a row (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.Failures.MaxSameErrorInARow > 0 },
-		check: func(b *CircuitBreaker) verdict {
-			return atThreshold(b.count.SameErrorInARow, b.cfg.Failures.MaxSameErrorInARow)
-		},
+		thresholds: []Threshold{{Field: "Failures.MaxSameErrorInARow", About: "the same error this many times in a row opens the circuit",
+			ptr: func(c *Config) *int { return &c.Failures.MaxSameErrorInARow }}},
+		counter: func(b *CircuitBreaker) (int, bool) { return b.count.SameErrorInARow, true },
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{
 				Count:       b.count.SameErrorInARow,
@@ -175,6 +253,10 @@ var rules = [...]rule{
 			}
 		},
 		recurs: sameErrorAgain,
+		advice: func(r Reason) string { return fmt.Sprintf("The same error came back %d times.", r.Count) },
+		warning: func(r Reason) string {
+			return fmt.Sprintf("the same error has come back %d times; once more, and your tool calls are stopped. What you are trying does not reach its cause.", r.Count)
+		},
 	},
 	ReasonSameError: {
 		name:  "same_error",
@@ -182,13 +264,11 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Same error repeated %d times (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.Failures.MaxSameError >= 0 },
-		check: func(b *CircuitBreaker) verdict {
+		thresholds: []Threshold{{Field: "Failures.MaxSameError", About: "times one error is seen before the circuit opens", Default: 5,
+			ptr: func(c *Config) *int { return &c.Failures.MaxSameError }}},
+		counter: func(b *CircuitBreaker) (int, bool) {
 			_, count, ok := b.sameErrorNow()
-			if !ok {
-				return pass
-			}
-			return atThreshold(count, b.cfg.Failures.MaxSameError)
+			return count, ok
 		},
 		evidence: func(b *CircuitBreaker) Reason {
 			fp, count, _ := b.sameErrorNow()
@@ -199,7 +279,12 @@ var rules = [...]rule{
 				Sample:      b.samples.latest(fp),
 			}
 		},
+		news:   newsNoticed,
 		recurs: sameErrorAgain,
+		advice: func(r Reason) string { return fmt.Sprintf("The same error came back %d times.", r.Count) },
+		warning: func(r Reason) string {
+			return fmt.Sprintf("the same error has come back %d times; once more, and your tool calls are stopped. What you are trying does not reach its cause.", r.Count)
+		},
 	},
 	ReasonNoProgress: {
 		name:  "no_progress",
@@ -207,7 +292,9 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("No progress in %d consecutive iterations (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.Progress.MaxNoProgress >= 0 },
+		thresholds: []Threshold{{Field: "Progress.MaxNoProgress", About: "iterations without progress that open the circuit", Default: 3,
+			ptr: func(c *Config) *int { return &c.Progress.MaxNoProgress }}},
+		counter: func(b *CircuitBreaker) (int, bool) { return b.progress.ConsecutiveNoProgress, b.progress.measured },
 		check: func(b *CircuitBreaker) verdict {
 			limit, n := b.cfg.Progress.MaxNoProgress, b.progress.ConsecutiveNoProgress
 			switch {
@@ -223,7 +310,10 @@ var rules = [...]rule{
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{Count: b.progress.ConsecutiveNoProgress, Threshold: b.cfg.Progress.MaxNoProgress}
 		},
+		news:   newsProgress,
 		recurs: func(b *CircuitBreaker, _ Reason) bool { return b.progress.measured && !b.progress.made },
+		advice: func(r Reason) string { return fmt.Sprintf("Nothing changed in %d iterations in a row.", r.Count) },
+		try:    "plan the task again from a fresh look at it, or break it into smaller steps",
 	},
 	ReasonProgressScore: {
 		name:  "progress_score",
@@ -231,7 +321,8 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Progress score %d over the last %d iterations (threshold: below 0)", r.Count, r.Window)
 		},
-		on: func(c *Config) bool { return c.Progress.ScoreWindow > 0 },
+		thresholds: []Threshold{{Field: "Progress.ScoreWindow", About: "iterations whose progress scores add up below zero", Max: maxWindow,
+			ptr: func(c *Config) *int { return &c.Progress.ScoreWindow }}},
 		check: func(b *CircuitBreaker) verdict {
 			st := &b.stagnation
 			if !b.progress.measured || !st.scores.full() && b.count.ConsecutiveOpens == 0 {
@@ -242,10 +333,15 @@ var rules = [...]rule{
 			}
 			return pass
 		},
+		short: func(b *CircuitBreaker) bool {
+			sum, n := b.stagnation.scoreSum()
+			return n >= b.cfg.Progress.ScoreWindow-1 && sum < 0
+		},
 		evidence: func(b *CircuitBreaker) Reason {
 			sum, n := b.stagnation.scoreSum()
 			return Reason{Count: sum, Window: n}
 		},
+		news: newsProgress,
 		recurs: func(b *CircuitBreaker, _ Reason) bool {
 			return b.progress.measured && b.count.LastProgressScore < 0
 		},
@@ -258,7 +354,9 @@ var rules = [...]rule{
 			return fmt.Sprintf("Output declined %.1f%% below baseline (current: %d, baseline: %.0f, threshold: %d%%)",
 				decline, r.Current, r.Baseline, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.Progress.OutputDeclinePercent >= 0 },
+		thresholds: []Threshold{{Field: "Progress.OutputDeclinePercent", About: "output decline in percent that opens the circuit", Default: 70,
+			Max: 99, why: "an output cannot decline by 100% or more",
+			ptr: func(c *Config) *int { return &c.Progress.OutputDeclinePercent }}},
 		check: func(b *CircuitBreaker) verdict {
 			ps := &b.progress
 			if !ps.measured || ps.made || ps.baselineSum <= 0 {
@@ -279,6 +377,7 @@ var rules = [...]rule{
 				Current:   ps.output,
 			}
 		},
+		news: newsProgress,
 	},
 	ReasonPermissionDenials: {
 		name:  "permission_denials",
@@ -286,19 +385,22 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Permission denied in %d consecutive iterations (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.Progress.MaxPermissionDenials >= 0 },
-		check: func(b *CircuitBreaker) verdict {
-			if !b.progress.measured {
-				return pass
-			}
-			return atThreshold(b.progress.ConsecutivePermissionDenials, b.cfg.Progress.MaxPermissionDenials)
+		thresholds: []Threshold{{Field: "Progress.MaxPermissionDenials", About: "iterations in a row with permission denials that open the circuit", Default: 3,
+			ptr: func(c *Config) *int { return &c.Progress.MaxPermissionDenials }}},
+		counter: func(b *CircuitBreaker) (int, bool) {
+			return b.progress.ConsecutivePermissionDenials, b.progress.measured
 		},
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{Count: b.progress.ConsecutivePermissionDenials, Threshold: b.cfg.Progress.MaxPermissionDenials}
 		},
+		news: newsProgress,
 		recurs: func(b *CircuitBreaker, _ Reason) bool {
 			return b.progress.measured && b.progress.ConsecutivePermissionDenials > 0
 		},
+		advice: func(r Reason) string {
+			return fmt.Sprintf("Your calls were denied permission in %d iterations in a row.", r.Count)
+		},
+		try: "ask the user for the permission, or do the work another way",
 	},
 	ReasonCircularApproach: {
 		name:  "circular_approach",
@@ -307,7 +409,9 @@ var rules = [...]rule{
 			return withAction(fmt.Sprintf("Circular approach: %d approaches alternating over the last %d iterations without progress (approaches: %s)",
 				r.Count, r.Window, r.Fingerprint), r.Action)
 		},
-		on: func(c *Config) bool { return c.Progress.CircularApproachWindow > 0 },
+		thresholds: []Threshold{{Field: "Progress.CircularApproachWindow", About: "labelled iterations that go in circles", Default: 6,
+			Min: 4, Max: maxWindow, why: "two cycles of two approaches",
+			ptr: func(c *Config) *int { return &c.Progress.CircularApproachWindow }}},
 		check: func(b *CircuitBreaker) verdict {
 			if !b.stagnation.approachAdded || b.stagnation.circle() == 0 {
 				return pass
@@ -320,7 +424,12 @@ var rules = [...]rule{
 			fps, texts := st.circleFingerprints(period)
 			return Reason{Count: period, Window: st.approaches.n, Fingerprint: fps, Action: texts}
 		},
+		news:   newsApproach,
 		recurs: circlingAgain,
+		advice: func(Reason) string {
+			return "You keep going back to approaches you already tried, and none resolves the task."
+		},
+		try: "step back, look for the root cause, and try an approach you have not tried yet",
 	},
 	ReasonTestFixLoop: {
 		name:  "test_fix_loop",
@@ -329,7 +438,13 @@ var rules = [...]rule{
 			return fmt.Sprintf("Test-fix loop: %d of the last %d iterations only fixed tests (threshold: more than %d%%)",
 				r.Count, r.Window, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.Progress.TestFixWindow > 0 && c.Progress.TestFixPercent >= 0 },
+		thresholds: []Threshold{
+			{Field: "Progress.TestFixWindow", About: "labelled iterations judged for a test-fix loop", Default: 5, Max: maxWindow,
+				ptr: func(c *Config) *int { return &c.Progress.TestFixWindow }},
+			{Field: "Progress.TestFixPercent", About: "the share of the window that only fixed tests, in percent, above which the circuit opens", Default: 80,
+				Max: 99, why: "no share can be more than 100%",
+				ptr: func(c *Config) *int { return &c.Progress.TestFixPercent }},
+		},
 		check: func(b *CircuitBreaker) verdict {
 			st := &b.stagnation
 			n := st.testFixes()
@@ -342,10 +457,13 @@ var rules = [...]rule{
 			st := &b.stagnation
 			return Reason{Count: st.testFixes(), Window: st.works.n, Threshold: b.cfg.Progress.TestFixPercent}
 		},
+		news: newsWork,
 		recurs: func(b *CircuitBreaker, _ Reason) bool {
 			st := &b.stagnation
 			return st.workAdded && st.works.n > 0 && st.works.at(st.works.n-1) == WorkTestFix
 		},
+		advice: func(Reason) string { return "You keep fixing the tests instead of the code they test." },
+		try:    "question what the tests assume, and make what you implement smaller",
 	},
 	ReasonProbeFailed: {
 		name:  "probe_failed",
@@ -356,11 +474,14 @@ var rules = [...]rule{
 		recurs: failedAgain,
 	},
 	ReasonCallBudget: {
-		name:  "call_budget",
-		class: ClassLimit,
+		name:     "call_budget",
+		class:    ClassLimit,
+		sentinel: ErrCallBudget,
 		text: func(r Reason) string {
 			return fmt.Sprintf("Call budget exhausted: %d calls in the last hour (limit: %d)", r.Count, r.Threshold)
 		},
+		thresholds: []Threshold{{Field: "Spend.MaxCallsPerHour", About: "calls per rolling hour", off: "no budget",
+			ptr: func(c *Config) *int { return &c.Spend.MaxCallsPerHour }}},
 	},
 	ReasonDoneSignals: {
 		name:  "done_signals",
@@ -368,13 +489,13 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Complete: the agent reported done %d times in a row (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.Progress.DoneSignals >= 0 },
-		check: func(b *CircuitBreaker) verdict {
-			return atThreshold(b.completion.ConsecutiveDoneSignals, b.cfg.Progress.DoneSignals)
-		},
+		thresholds: []Threshold{{Field: "Progress.DoneSignals", About: "done signals in a row that complete the loop", Default: 2,
+			ptr: func(c *Config) *int { return &c.Progress.DoneSignals }}},
+		counter: func(b *CircuitBreaker) (int, bool) { return b.completion.ConsecutiveDoneSignals, true },
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{Count: b.completion.ConsecutiveDoneSignals, Threshold: b.cfg.Progress.DoneSignals}
 		},
+		news: newsDone,
 	},
 	ReasonTestOnlyLoops: {
 		name:  "test_only_loops",
@@ -382,13 +503,13 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Complete: %d iterations in a row only ran tests (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.Progress.TestOnly >= 0 },
-		check: func(b *CircuitBreaker) verdict {
-			return atThreshold(b.completion.ConsecutiveTestOnly, b.cfg.Progress.TestOnly)
-		},
+		thresholds: []Threshold{{Field: "Progress.TestOnly", About: "iterations in a row that only ran tests, which complete the loop", Default: 3,
+			ptr: func(c *Config) *int { return &c.Progress.TestOnly }}},
+		counter: func(b *CircuitBreaker) (int, bool) { return b.completion.ConsecutiveTestOnly, true },
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{Count: b.completion.ConsecutiveTestOnly, Threshold: b.cfg.Progress.TestOnly}
 		},
+		news: newsWork,
 	},
 	ReasonPlanComplete: {
 		name:  "plan_complete",
@@ -405,15 +526,18 @@ var rules = [...]rule{
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{Count: b.completion.Plan.Done}
 		},
+		news: newsPlan,
 	},
 	ReasonForcedOpen: {
 		name:  "forced_open",
 		class: ClassStop,
+		held:  true,
 		text:  func(r Reason) string { return withMessage("Forced open", r.Message) },
 	},
 	ReasonAborted: {
 		name:  "aborted",
 		class: ClassStop,
+		held:  true,
 		text:  func(r Reason) string { return withMessage("Aborted", r.Message) },
 	},
 	ReasonProbeLost: {
@@ -431,13 +555,9 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Stuck on task %q: %d failed iterations in a row (threshold: %d)", r.Task, r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.Failures.MaxSameTask >= 0 },
-		check: func(b *CircuitBreaker) verdict {
-			if !b.tasks.named {
-				return pass // no news of the task
-			}
-			return atThreshold(b.tasks.TaskFailures, b.cfg.Failures.MaxSameTask)
-		},
+		thresholds: []Threshold{{Field: "Failures.MaxSameTask", About: "failed iterations in a row on one task that open the circuit", Default: 3,
+			ptr: func(c *Config) *int { return &c.Failures.MaxSameTask }}},
+		counter: func(b *CircuitBreaker) (int, bool) { return b.tasks.TaskFailures, b.tasks.named },
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{
 				Count:       b.tasks.TaskFailures,
@@ -450,6 +570,11 @@ var rules = [...]rule{
 		recurs: func(b *CircuitBreaker, r Reason) bool {
 			return b.lastFailed && b.tasks.named && b.tasks.Task == r.Task
 		},
+		advice: func(r Reason) string { return fmt.Sprintf("The task failed %d times in a row.", r.Count) },
+		warning: func(r Reason) string {
+			return fmt.Sprintf("task %q has failed %d times in a row; once more, and your tool calls are stopped. Check what it needs first.", r.Task, r.Count)
+		},
+		try: "check what the task needs first (a step before it, a dependency, a setting), or break it into smaller ones",
 	},
 	ReasonRelapse: {
 		name:  "relapse",
@@ -464,6 +589,9 @@ var rules = [...]rule{
 			}
 			return s + fmt.Sprintf(" %d %s after recovery (watching %d)", r.Count, plural(r.Count, "iteration"), r.Window)
 		},
+		thresholds: []Threshold{{Field: "RelapseWindow", About: "iterations after a recovery in which the same signal reopens the circuit at once",
+			Max: maxWindow, off: "switches the relapse watch off",
+			ptr: func(c *Config) *int { return &c.RelapseWindow }}},
 	},
 	ReasonCallBudgetWarning: {
 		name:  "call_budget_warning",
@@ -478,7 +606,8 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Task %q has taken %d iterations in a row (warning above %d)", r.Task, r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.Progress.MaxTaskIterations >= 0 },
+		thresholds: []Threshold{{Field: "Progress.MaxTaskIterations", About: "iterations in a row on one task above which a warning is given", Default: 20,
+			ptr: func(c *Config) *int { return &c.Progress.MaxTaskIterations }}},
 		check: func(b *CircuitBreaker) verdict {
 			if b.tasks.TaskIterations > b.cfg.Progress.MaxTaskIterations {
 				return trip
@@ -496,10 +625,9 @@ var rules = [...]rule{
 			return fmt.Sprintf("Passing tests fell in %d measured iterations in a row, from %.0f to %d (threshold: %d)",
 				r.Count, r.Baseline, r.Current, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.Progress.TestsDeclining >= 0 },
-		check: func(b *CircuitBreaker) verdict {
-			return atThreshold(b.trends.ConsecutiveTestDeclines, b.cfg.Progress.TestsDeclining)
-		},
+		thresholds: []Threshold{{Field: "Progress.TestsDeclining", About: "measured iterations in a row whose passing tests fell, after which a warning is given", Default: 3,
+			ptr: func(c *Config) *int { return &c.Progress.TestsDeclining }}},
+		counter: func(b *CircuitBreaker) (int, bool) { return b.trends.ConsecutiveTestDeclines, true },
 		evidence: func(b *CircuitBreaker) Reason {
 			t := &b.trends
 			return Reason{
@@ -517,10 +645,9 @@ var rules = [...]rule{
 			return fmt.Sprintf("Errors rose in %d measured iterations in a row, from %.0f to %d (threshold: %d)",
 				r.Count, r.Baseline, r.Current, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.Progress.ErrorsRising >= 0 },
-		check: func(b *CircuitBreaker) verdict {
-			return atThreshold(b.trends.ConsecutiveErrorRises, b.cfg.Progress.ErrorsRising)
-		},
+		thresholds: []Threshold{{Field: "Progress.ErrorsRising", About: "measured iterations in a row whose errors rose, after which a warning is given", Default: 3,
+			ptr: func(c *Config) *int { return &c.Progress.ErrorsRising }}},
+		counter: func(b *CircuitBreaker) (int, bool) { return b.trends.ConsecutiveErrorRises, true },
 		evidence: func(b *CircuitBreaker) Reason {
 			t := &b.trends
 			return Reason{
@@ -534,90 +661,117 @@ var rules = [...]rule{
 	ReasonRepeatedActionObservation: {
 		name:  "repeated_action_observation",
 		class: ClassStop,
+		early: true,
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Same action with the same observation %d times in a row (threshold: %d)", r.Count, r.Threshold), r.Action)
 		},
-		on: func(c *Config) bool { return c.Steps.MaxRepeatedAction >= 0 },
-		check: func(b *CircuitBreaker) verdict {
-			if !b.steps.added {
-				return pass
-			}
-			return atThreshold(b.count.SameStepInARow, b.cfg.Steps.MaxRepeatedAction)
+		thresholds: []Threshold{{Field: "Steps.MaxRepeatedAction", About: "the same action with the same observation, in a row", Default: 4,
+			Min: 2, Max: maxWindow, why: "a repetition takes two",
+			ptr: func(c *Config) *int { return &c.Steps.MaxRepeatedAction }}},
+		counter:  func(b *CircuitBreaker) (int, bool) { return b.count.SameStepInARow, b.steps.added },
+		evidence: repeatedActionEvidence,
+		news:     newsAction,
+		advice: func(r Reason) string {
+			return fmt.Sprintf("You made the same call %d times in a row and it returned the same result each time: it will not change.", r.Count)
 		},
-		evidence: func(b *CircuitBreaker) Reason {
-			return Reason{
-				Count:       b.count.SameStepInARow,
-				Threshold:   b.cfg.Steps.MaxRepeatedAction,
-				Fingerprint: b.steps.lastAction(),
-				Action:      b.steps.texts[1],
-			}
+		warning: func(r Reason) string {
+			return fmt.Sprintf("this call has returned the same result %d times in a row (%s); make it once more and your tool calls are stopped. It will not change: try something different.", r.Count, r.Action)
 		},
+		try: "the result will not change; use what it told you, or do something else",
 	},
 	ReasonRepeatedActionError: {
 		name:  "repeated_action_error",
 		class: ClassStop,
+		early: true,
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Same action failed %d times in a row (threshold: %d, error %s)", r.Count, r.Threshold, r.Fingerprint), r.Action)
 		},
-		on: func(c *Config) bool { return c.Steps.MaxRepeatedActionError >= 0 },
-		check: func(b *CircuitBreaker) verdict {
-			if !b.steps.added {
-				return pass
-			}
-			return atThreshold(b.count.SameActionFailedInARow, b.cfg.Steps.MaxRepeatedActionError)
+		thresholds: []Threshold{{Field: "Steps.MaxRepeatedActionError", About: "the same action failing, in a row", Default: 3,
+			Min: 2, Max: maxWindow, why: "a repetition takes two",
+			ptr: func(c *Config) *int { return &c.Steps.MaxRepeatedActionError }}},
+		counter:  func(b *CircuitBreaker) (int, bool) { return b.count.SameActionFailedInARow, b.steps.added },
+		evidence: repeatedErrorEvidence,
+		news:     newsAction,
+		advice: func(r Reason) string {
+			return fmt.Sprintf("You made the same call %d times in a row and it failed each time: it will fail again.", r.Count)
 		},
-		evidence: func(b *CircuitBreaker) Reason {
-			return Reason{
-				Count:       b.count.SameActionFailedInARow,
-				Threshold:   b.cfg.Steps.MaxRepeatedActionError,
-				Fingerprint: formatFingerprint(b.lastFingerprint),
-				Action:      b.steps.texts[1],
-			}
+		warning: func(r Reason) string {
+			return fmt.Sprintf("this call has failed %d times in a row (%s); if it fails once more, your tool calls are stopped. Try something different.", r.Count, r.Action)
 		},
 	},
 	ReasonMonologue: {
 		name:  "monologue",
 		class: ClassStop,
+		early: true,
 		text: func(r Reason) string {
 			return withAction(fmt.Sprintf("Monologue: the same message %d times in a row without a tool call (threshold: %d)", r.Count, r.Threshold), r.Action)
 		},
-		on: func(c *Config) bool { return c.Steps.MaxMonologue >= 0 },
-		check: func(b *CircuitBreaker) verdict {
-			if !b.steps.added {
-				return pass
-			}
-			return atThreshold(b.count.SameMessageInARow, b.cfg.Steps.MaxMonologue)
-		},
+		thresholds: []Threshold{{Field: "Steps.MaxMonologue", About: "the same message-only turn, in a row", Default: 3,
+			Min: 2, Max: maxWindow, why: "a repetition takes two",
+			ptr: func(c *Config) *int { return &c.Steps.MaxMonologue }}},
+		counter: func(b *CircuitBreaker) (int, bool) { return b.count.SameMessageInARow, b.steps.added },
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{
 				Count:       b.count.SameMessageInARow,
 				Threshold:   b.cfg.Steps.MaxMonologue,
 				Fingerprint: b.steps.lastAction(),
-				Action:      b.steps.texts[1],
+				Action:      b.steps.lastText(),
 			}
 		},
-	},
-	ReasonAlternatingActions: {
-		name:  "alternating_actions",
-		class: ClassStop,
-		text: func(r Reason) string {
-			return withAction(fmt.Sprintf("Alternating actions: the same %d steps with the same observations over the last %d steps (actions: %s)", r.Count, r.Window, r.Fingerprint), r.Action)
+		news: newsAction,
+		advice: func(r Reason) string {
+			return fmt.Sprintf("You wrote the same message %d times in a row without calling a tool.", r.Count)
 		},
-		on: func(c *Config) bool { return c.Steps.AlternatingWindow > 0 },
+		warning: func(r Reason) string {
+			return fmt.Sprintf("you have written the same message %d times in a row; once more and you are stopped. Take the next step, or end your turn.", r.Count)
+		},
+		try: "take the next step of the task with a tool",
+	},
+	ReasonCycle: {
+		name:  "cycle",
+		class: ClassStop,
+		early: true,
+		text: func(r Reason) string {
+			refused := ""
+			if r.Proposed {
+				refused = "; its last call was refused before it ran"
+			}
+			return withAction(fmt.Sprintf("Cycle: the same %d steps with the same observations, %d times over the last %d steps%s (actions: %s)",
+				r.Count, r.Window/max(r.Count, 1), r.Window, refused, r.Fingerprint), r.Action)
+		},
+		thresholds: []Threshold{{Field: "Steps.CycleRepeats", About: "times a cycle of 2 to 5 steps, each with the same observation, is gone round", Default: 3,
+			Min: 2, Max: maxWindow / maxCyclePeriod, why: "a cycle is one when it comes twice",
+			ptr: func(c *Config) *int { return &c.Steps.CycleRepeats }}},
 		check: func(b *CircuitBreaker) verdict {
-			if !b.steps.added || !b.steps.alternates(b.cfg.Steps.AlternatingWindow) {
+			if !b.steps.added || b.steps.cycle(b.cfg.Steps.CycleRepeats, nil) == 0 {
 				return pass
 			}
 			return trip
 		},
-		evidence: func(b *CircuitBreaker) Reason {
-			return Reason{
-				Count:       2,
-				Window:      b.cfg.Steps.AlternatingWindow,
-				Fingerprint: b.steps.alternatingFingerprints(),
-				Action:      b.steps.alternatingText(),
-			}
+		short: func(b *CircuitBreaker) bool {
+			return b.steps.added && b.steps.shortPeriod(b.cfg.Steps.CycleRepeats) != 0
 		},
+		evidence: func(b *CircuitBreaker) Reason {
+			repeats := b.cfg.Steps.CycleRepeats
+			p := b.steps.cycle(repeats, nil)
+			if p == 0 {
+				p = b.steps.shortPeriod(repeats)
+			}
+			return b.steps.cycleReason(p, repeats, false)
+		},
+		propose: func(b *CircuitBreaker, action uint32) (Reason, bool) {
+			repeats := b.cfg.Steps.CycleRepeats
+			p := b.steps.cycleNext(repeats, action)
+			return b.steps.cycleReason(p, repeats, true), p != 0
+		},
+		news: newsAction,
+		advice: func(r Reason) string {
+			return fmt.Sprintf("You keep going round the same %d steps, and their results do not change.", r.Count)
+		},
+		warning: func(r Reason) string {
+			return fmt.Sprintf("you are going round the same %d steps (%s) and their results do not change; once more round, and your tool calls are stopped. Try something you have not tried.", r.Count, r.Action)
+		},
+		try: "step back, look for the root cause, and try an approach you have not tried yet",
 	},
 	ReasonCondensationLoop: {
 		name:  "condensation_loop",
@@ -625,43 +779,54 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("Context condensed %d times in a row with nothing between (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.Steps.MaxCondensations >= 0 },
-		check: func(b *CircuitBreaker) verdict {
-			if b.count.ConsecutiveCondensations == 0 {
-				return pass
-			}
-			return atThreshold(b.count.ConsecutiveCondensations, b.cfg.Steps.MaxCondensations)
+		thresholds: []Threshold{{Field: "Steps.MaxCondensations", About: "condensations of the context in a row with nothing between", Default: 10,
+			ptr: func(c *Config) *int { return &c.Steps.MaxCondensations }}},
+		counter: func(b *CircuitBreaker) (int, bool) {
+			return b.count.ConsecutiveCondensations, b.count.ConsecutiveCondensations > 0
 		},
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{Count: b.count.ConsecutiveCondensations, Threshold: b.cfg.Steps.MaxCondensations}
 		},
+		advice: func(r Reason) string {
+			return fmt.Sprintf("Your context was condensed %d times in a row with nothing done between.", r.Count)
+		},
+		try: "take a smaller step, reading less at once",
 	},
 	ReasonProtectedFiles: {
 		name:  "protected_files",
 		class: ClassStop,
+		held:  true,
 		text:  func(r Reason) string { return withMessage("Protected files lost", r.Message) },
 	},
 	ReasonProviderLimit: {
-		name:  "provider_limit",
-		class: ClassLimit,
-		text:  func(r Reason) string { return withMessage("Provider limit", r.Message) },
+		name:     "provider_limit",
+		class:    ClassLimit,
+		sentinel: ErrProviderLimit,
+		text:     func(r Reason) string { return withMessage("Provider limit", r.Message) },
 	},
 	ReasonProviderStopped: {
-		name:  "provider_stopped",
-		class: ClassLimit,
+		name:     "provider_stopped",
+		class:    ClassLimit,
+		sentinel: ErrProviderStopped,
 		text: func(r Reason) string {
 			return withMessage("Provider stopped the loop (no waiting ends this)", r.Message)
 		},
 	},
 	ReasonSpendCap: {
-		name:  "spend_cap",
-		class: ClassLimit,
-		text:  func(r Reason) string { return spendCapText(r, "over the loop's life") },
+		name:     "spend_cap",
+		class:    ClassLimit,
+		sentinel: ErrSpendCap,
+		text:     func(r Reason) string { return spendCapText(r, "over the loop's life") },
+		thresholds: []Threshold{{Field: "Spend.MaxTokens", About: "tokens the loop may spend over its life", off: "no cap",
+			ptr: func(c *Config) *int { return &c.Spend.MaxTokens }}},
 	},
 	ReasonHourlySpendCap: {
-		name:  "hourly_spend_cap",
-		class: ClassLimit,
-		text:  func(r Reason) string { return spendCapText(r, "in the last hour") },
+		name:     "hourly_spend_cap",
+		class:    ClassLimit,
+		sentinel: ErrSpendCap,
+		text:     func(r Reason) string { return spendCapText(r, "in the last hour") },
+		thresholds: []Threshold{{Field: "Spend.MaxTokensPerHour", About: "tokens the loop may spend in any rolling hour", off: "no cap",
+			ptr: func(c *Config) *int { return &c.Spend.MaxTokensPerHour }}},
 	},
 	ReasonSpendWarning: {
 		name:  "spend_warning",
@@ -669,9 +834,10 @@ var rules = [...]rule{
 		text:  func(r Reason) string { return r.Message },
 	},
 	ReasonUnavailable: {
-		name:  "unavailable",
-		class: ClassLimit,
-		text:  func(r Reason) string { return withMessage("Shared breaker unavailable", r.Message) },
+		name:     "unavailable",
+		class:    ClassLimit,
+		sentinel: ErrUnavailable,
+		text:     func(r Reason) string { return withMessage("Shared breaker unavailable", r.Message) },
 	},
 	ReasonUnpricedModel: {
 		name:  "unpriced_model",
@@ -689,13 +855,17 @@ var rules = [...]rule{
 		text: func(r Reason) string {
 			return fmt.Sprintf("False completion: the agent claimed to be done %d times in a row without its done signal (threshold: %d)", r.Count, r.Threshold)
 		},
-		on: func(c *Config) bool { return c.Progress.MaxClaims >= 0 },
-		check: func(b *CircuitBreaker) verdict {
-			return atThreshold(b.completion.ConsecutiveClaims, b.cfg.Progress.MaxClaims)
-		},
+		thresholds: []Threshold{{Field: "Progress.MaxClaims", About: "claims of done without the done signal, in a row, that open the circuit", Default: 3,
+			ptr: func(c *Config) *int { return &c.Progress.MaxClaims }}},
+		counter: func(b *CircuitBreaker) (int, bool) { return b.completion.ConsecutiveClaims, true },
 		evidence: func(b *CircuitBreaker) Reason {
 			return Reason{Count: b.completion.ConsecutiveClaims, Threshold: b.cfg.Progress.MaxClaims}
 		},
+		news: newsClaimed,
+		advice: func(r Reason) string {
+			return fmt.Sprintf("You said the work is done %d times in a row without the done signal.", r.Count)
+		},
+		try: "check the plan again: if all of it is done, give the done signal; otherwise take the next open item and do not say the work is done",
 	},
 	ReasonProviderLoop: {
 		name:  "provider_loop",
@@ -718,14 +888,120 @@ var rules = [...]rule{
 			}
 		},
 		recurs: func(b *CircuitBreaker, _ Reason) bool { return b.providerLoop != "" },
+		advice: func(r Reason) string {
+			return "The model's provider refused your tool calls: you repeated the same call with the same arguments, round after round."
+		},
+		try: "stop repeating that call: read the result it already gave, and take a different step",
 	},
 	ReasonGaveUp: {
-		name:  "gave_up",
-		class: ClassStop,
+		name:     "gave_up",
+		class:    ClassStop,
+		held:     true,
+		sentinel: ErrGaveUp,
 		text: func(r Reason) string {
 			return withMessage(fmt.Sprintf("Gave up: the circuit opened %d times in a row without recovering (threshold: %d)", r.Count, r.Threshold), r.Message)
 		},
+		thresholds: []Threshold{{Field: "MaxConsecutiveOpens", About: "openings in a row, with no recovery between, before the breaker gives up", Default: 10,
+			off: "never gives up",
+			ptr: func(c *Config) *int { return &c.MaxConsecutiveOpens }}},
 	},
+	ReasonSameToolError: {
+		name:  "same_tool_error",
+		class: ClassStop,
+		early: true,
+		text: func(r Reason) string {
+			return withAction(fmt.Sprintf("Same tool, same error %d times in a row of its calls, whatever the arguments (threshold: %d, error %s)", r.Count, r.Threshold, r.Fingerprint), r.Action)
+		},
+		thresholds: []Threshold{{Field: "Steps.MaxSameToolError", About: "one tool failing with one error, in a row of its calls, whatever their arguments", Default: 5,
+			Min: 2, Max: maxWindow, why: "a repetition takes two",
+			ptr: func(c *Config) *int { return &c.Steps.MaxSameToolError }}},
+		counter: func(b *CircuitBreaker) (int, bool) { return b.steps.sameToolErrors(), b.steps.added },
+		evidence: func(b *CircuitBreaker) Reason {
+			last, _ := b.steps.last()
+			return Reason{
+				Count:       b.steps.sameToolErrors(),
+				Threshold:   b.cfg.Steps.MaxSameToolError,
+				Fingerprint: formatFingerprint(last.errFP),
+				Sample:      b.samples.latest(last.errFP),
+				Action:      last.text,
+			}
+		},
+		news: newsAction,
+		advice: func(r Reason) string {
+			return fmt.Sprintf("This tool failed with the same error %d times in a row, whatever arguments you gave it: other arguments will not fix it.", r.Count)
+		},
+		warning: func(r Reason) string {
+			return fmt.Sprintf("this tool has failed with the same error %d times in a row (%s); if it fails so once more, your tool calls are stopped. Other arguments will not fix it: read the error.", r.Count, r.Action)
+		},
+		try: "read the error: it does not come from the arguments; fix its cause, or use another tool",
+	},
+	ReasonRepeatedStep: {
+		name:  "repeated_step",
+		class: ClassStop,
+		early: true,
+		text: func(r Reason) string {
+			return withAction(fmt.Sprintf("Same action with the same observation %d times in the last %d steps%s (threshold: %d)", r.Count, r.Window, refusedCall(r), r.Threshold), r.Action)
+		},
+		thresholds: []Threshold{
+			{Field: "Steps.MaxRepeats", About: "the same action with the same observation, in the last RepeatWindow steps", Default: 4,
+				Min: 2, Max: maxWindow, why: "a repetition takes two",
+				ptr: func(c *Config) *int { return &c.Steps.MaxRepeats }},
+			{Field: "Steps.RepeatWindow", About: "the steps judged for repeats with others between", Default: 30,
+				Min: 2, Max: maxWindow, why: "a repetition takes two",
+				ptr: func(c *Config) *int { return &c.Steps.RepeatWindow }},
+		},
+		counter: func(b *CircuitBreaker) (int, bool) {
+			return b.steps.recurring(b.cfg.Steps.RepeatWindow, b.count.SameStepInARow), b.steps.added
+		},
+		evidence: func(b *CircuitBreaker) Reason {
+			last, _ := b.steps.last()
+			return Reason{
+				Count:       b.steps.recurring(b.cfg.Steps.RepeatWindow, b.count.SameStepInARow),
+				Threshold:   b.cfg.Steps.MaxRepeats,
+				Window:      b.cfg.Steps.RepeatWindow,
+				Fingerprint: formatFingerprint(last.action),
+				Action:      last.text,
+			}
+		},
+		propose: func(b *CircuitBreaker, action uint32) (Reason, bool) {
+			window := b.cfg.Steps.RepeatWindow
+			s, n := b.steps.recurringNext(action, window, b.count.SameStepInARow)
+			if n < b.cfg.Steps.MaxRepeats {
+				return Reason{}, false
+			}
+			return Reason{Count: n - 1, Threshold: b.cfg.Steps.MaxRepeats, Window: window, Fingerprint: formatFingerprint(s.action), Action: s.text}, true
+		},
+		news: newsAction,
+		advice: func(r Reason) string {
+			return fmt.Sprintf("You made this call %d times in the last %d steps and it returned the same result each time: nothing it reads has changed.", r.Count, r.Window)
+		},
+		warning: func(r Reason) string {
+			return fmt.Sprintf("you have made this call %d times in the last %d steps with the same result (%s); once more and your tool calls are stopped. Use what it told you.", r.Count, r.Window, r.Action)
+		},
+		try: "use what it told you the times before, or do something else",
+	},
+}
+
+// repeatedActionEvidence is the evidence of the same step in a row.
+func repeatedActionEvidence(b *CircuitBreaker) Reason {
+	return Reason{
+		Count:       b.count.SameStepInARow,
+		Threshold:   b.cfg.Steps.MaxRepeatedAction,
+		Fingerprint: b.steps.lastAction(),
+		Action:      b.steps.lastText(),
+	}
+}
+
+// repeatedErrorEvidence is the evidence of the same action failing in a
+// row.
+func repeatedErrorEvidence(b *CircuitBreaker) Reason {
+	return Reason{
+		Count:       b.count.SameActionFailedInARow,
+		Threshold:   b.cfg.Steps.MaxRepeatedActionError,
+		Fingerprint: formatFingerprint(b.lastFingerprint),
+		Sample:      b.samples.latest(b.lastFingerprint),
+		Action:      b.steps.lastText(),
+	}
 }
 
 // withAction returns text, followed by ": " and the action's text when
@@ -735,6 +1011,15 @@ func withAction(text, action string) string {
 		return text
 	}
 	return text + ": " + action
+}
+
+// refusedCall says, for a reason a proposed call tripped
+// ([Reason.Proposed]), that the call was refused; "" otherwise.
+func refusedCall(r Reason) string {
+	if !r.Proposed {
+		return ""
+	}
+	return "; the " + ordinal(r.Count+1) + " call was refused before it ran"
 }
 
 // withMessage returns text, followed by ": " and msg when msg is not empty.
@@ -753,6 +1038,49 @@ func atThreshold(count, limit int) verdict {
 	return trip
 }
 
+// on reports whether c, with its defaults applied, switches the signal
+// on: each of its thresholds is above zero.
+func (r *rule) on(c *Config) bool {
+	for i := range r.thresholds {
+		if *r.thresholds[i].ptr(c) <= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// judges reports whether the signal is evaluated after an iteration.
+func (r *rule) judges() bool { return r.check != nil || r.counter != nil }
+
+// judge evaluates the signal after the iteration just recorded, with b.mu
+// held: its check, or for a counting signal its count against its
+// threshold.
+func (r *rule) judge(b *CircuitBreaker) verdict {
+	if r.check != nil {
+		return r.check(b)
+	}
+	n, ok := r.counter(b)
+	if !ok {
+		return pass
+	}
+	return atThreshold(n, *r.thresholds[0].ptr(&b.cfg))
+}
+
+// shortOf reports whether the signal is one bad iteration short of
+// tripping, with b.mu held: a count one below a threshold above 1, or
+// what the signal's short says.
+func (r *rule) shortOf(b *CircuitBreaker) bool {
+	if r.short != nil {
+		return r.short(b)
+	}
+	if r.counter == nil {
+		return false
+	}
+	n, ok := r.counter(b)
+	limit := *r.thresholds[0].ptr(&b.cfg)
+	return ok && limit > 1 && n == limit-1
+}
+
 // activeRules returns the kinds of the stop and the completion signals c
 // switches on, each in evaluation order (the early stop signals first,
 // then the table's order), so that a signal switched off costs nothing.
@@ -760,7 +1088,7 @@ func activeRules(c *Config) (stops, completions []ReasonKind) {
 	for _, early := range []bool{true, false} {
 		for i := range rules {
 			r := &rules[i]
-			if r.check == nil || r.class == ClassWarning || r.early != early || r.on != nil && !r.on(c) {
+			if !r.judges() || r.class == ClassWarning || r.early != early || !r.on(c) {
 				continue
 			}
 			if r.class == ClassComplete {
@@ -779,11 +1107,43 @@ func activeWarnings(c *Config) []ReasonKind {
 	var warns []ReasonKind
 	for i := range rules {
 		r := &rules[i]
-		if r.class == ClassWarning && r.check != nil && (r.on == nil || r.on(c)) {
+		if r.class == ClassWarning && r.judges() && r.on(c) {
 			warns = append(warns, ReasonKind(i))
 		}
 	}
 	return warns
+}
+
+// newsOf returns the news the signals kinds judge.
+func newsOf(kinds ...[]ReasonKind) news {
+	var n news
+	for _, ks := range kinds {
+		for _, k := range ks {
+			n |= rules[k].news
+		}
+	}
+	return n
+}
+
+// shortNow returns the reasons of the active stop signals that one more
+// bad iteration would trip, in evaluation order; nil when there are none.
+// Called with b.mu held.
+func (b *CircuitBreaker) shortNow() []Reason {
+	if b.state == Open || b.completion.Complete.Kind != ReasonNone {
+		return nil
+	}
+	var short []Reason
+	for _, kind := range b.active {
+		if r := &rules[kind]; r.shortOf(b) {
+			reason := r.reason(b, kind)
+			reason.Short = true
+			if reason.Action != "" && slices.ContainsFunc(short, func(s Reason) bool { return s.Action == reason.Action }) {
+				continue // one warning of a call: the first signal's
+			}
+			short = append(short, reason)
+		}
+	}
+	return short
 }
 
 // opensCircuit reports whether a reason of kind k can be why the circuit
@@ -833,7 +1193,7 @@ func plural(n int, word string) string {
 // after a successful iteration.
 func (b *CircuitBreaker) completes() (Reason, bool) {
 	for _, kind := range b.completions {
-		if rules[kind].check(b) == trip {
+		if rules[kind].judge(b) == trip {
 			return rules[kind].reason(b, kind), true
 		}
 	}
@@ -846,7 +1206,7 @@ func (b *CircuitBreaker) completes() (Reason, bool) {
 func (b *CircuitBreaker) evaluate() (Reason, verdict) {
 	watched := ReasonNone
 	for _, kind := range b.active {
-		switch rules[kind].check(b) {
+		switch rules[kind].judge(b) {
 		case trip:
 			return rules[kind].reason(b, kind), trip
 		case watch:
@@ -859,6 +1219,21 @@ func (b *CircuitBreaker) evaluate() (Reason, verdict) {
 		return Reason{}, pass
 	}
 	return rules[watched].reason(b, watched), watch
+}
+
+// proposal returns the reason of the first active signal that the
+// proposed call of action would trip ([CircuitBreaker.CheckAction]).
+// Called with b.mu held.
+func (b *CircuitBreaker) proposal(action uint32) (Reason, bool) {
+	for _, kind := range b.active {
+		if r := &rules[kind]; r.propose != nil {
+			if reason, ok := r.propose(b, action); ok {
+				reason.Kind, reason.Proposed = kind, true
+				return reason, true
+			}
+		}
+	}
+	return Reason{}, false
 }
 
 // reason returns the rule's evidence as a Reason of its kind.

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/loopbreaker/loopbreaker/internal/errtext"
@@ -157,7 +159,9 @@ type stepData struct {
 	Result  string `json:"result"` // the observation's fingerprint
 	Message bool   `json:"message,omitempty"`
 	Failed  bool   `json:"failed,omitempty"`
-	Text    string `json:"text,omitempty"` // the action's evidence text, for the last two steps
+	Text    string `json:"text,omitempty"`  // the action's evidence text (before this was kept for each step, the last two only)
+	Tool    string `json:"tool,omitempty"`  // the tool's fingerprint; absent for a message, and in older states
+	Error   string `json:"error,omitempty"` // a failed step's error fingerprint; absent in older states
 }
 
 // progressData is what the progress signals remember between iterations.
@@ -283,9 +287,12 @@ func (b *CircuitBreaker) Snapshot() Snapshot {
 	steps := &b.steps.steps
 	for i := range steps.n {
 		s := steps.at(i)
-		sd := stepData{Action: formatFingerprint(s.action), Result: formatFingerprint(s.result), Message: s.message, Failed: s.failed}
-		if j := i - (steps.n - 2); j >= 0 {
-			sd.Text = b.steps.texts[j]
+		sd := stepData{Action: formatFingerprint(s.action), Result: formatFingerprint(s.result), Message: s.message, Failed: s.failed, Text: s.text}
+		if !s.message {
+			sd.Tool = formatFingerprint(s.tool)
+		}
+		if s.failed {
+			sd.Error = formatFingerprint(s.errFP)
 		}
 		d.Steps = append(d.Steps, sd)
 	}
@@ -392,8 +399,9 @@ func (b *CircuitBreaker) Restore(snap Snapshot) error {
 	for _, sd := range s.Steps {
 		action, _ := parseFingerprint(sd.Action)
 		result, _ := parseFingerprint(sd.Result)
-		l.steps.steps.push(stepRecord{action: action, result: result, message: sd.Message, failed: sd.Failed})
-		l.steps.texts[0], l.steps.texts[1] = l.steps.texts[1], sd.Text
+		tool, _ := parseFingerprint(sd.Tool)
+		errFP, _ := parseFingerprint(sd.Error)
+		l.steps.steps.push(stepRecord{action: action, result: result, tool: tool, errFP: errFP, message: sd.Message, failed: sd.Failed, text: sd.Text})
 	}
 	for _, t := range s.History {
 		l.history.push(t)
@@ -446,6 +454,31 @@ func (s Snapshot) Validate() error {
 	return nil
 }
 
+// validate reports the first of the counters that is negative, by its
+// JSON name: every counter of counts, those of the embedded structs too.
+func (c *counts) validate() error {
+	return nonNegative(reflect.ValueOf(c).Elem())
+}
+
+// nonNegative reports the first int field of the struct v, or of a struct
+// it embeds, that is negative, but for those tagged signed.
+func nonNegative(v reflect.Value) error {
+	t := v.Type()
+	for i := range t.NumField() {
+		f, fv := t.Field(i), v.Field(i)
+		switch {
+		case f.Anonymous && fv.Kind() == reflect.Struct:
+			if err := nonNegative(fv); err != nil {
+				return err
+			}
+		case fv.Kind() == reflect.Int && fv.Int() < 0 && f.Tag.Get("signed") == "":
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			return fmt.Errorf("%s is negative (%d)", name, fv.Int())
+		}
+	}
+	return nil
+}
+
 func (s *snapshotData) validate() error {
 	if s.Version < 1 || s.Version > SnapshotVersion {
 		return fmt.Errorf("unsupported version %d (this build reads versions 1 to %d)", s.Version, SnapshotVersion)
@@ -482,29 +515,18 @@ func (s *snapshotData) validate() error {
 	if err := s.validateLimitAndSpend(); err != nil {
 		return err
 	}
-	counts := []struct {
+	if err := s.counts.validate(); err != nil {
+		return err
+	}
+	for _, c := range []struct {
 		name string
 		n    int
 	}{
-		{"opens", s.Opens},
-		{"consecutive_opens", s.ConsecutiveOpens},
-		{"iterations", s.Iterations},
-		{"neutral_iterations", s.NeutralIterations},
-		{"consecutive_failures", s.ConsecutiveFailures},
-		{"total_failures", s.TotalFailures},
 		{"evicted_errors", s.EvictedErrors},
 		{"last_fingerprint_count", s.LastFingerprintCount},
-		{"same_error_in_a_row", s.SameErrorInARow},
-		{"limited_iterations", s.LimitedIterations},
 		{"progress.consecutive_no_progress", s.Progress.ConsecutiveNoProgress},
 		{"progress.consecutive_permission_denials", s.Progress.ConsecutivePermissionDenials},
-		{"same_step_in_a_row", s.SameStepInARow},
-		{"same_action_failed_in_a_row", s.SameActionFailedInARow},
-		{"same_message_in_a_row", s.SameMessageInARow},
-		{"consecutive_condensations", s.ConsecutiveCondensations},
-		{"condensations", s.Condensations},
-	}
-	for _, c := range counts {
+	} {
 		if c.n < 0 {
 			return fmt.Errorf("%s is negative (%d)", c.name, c.n)
 		}
@@ -554,7 +576,7 @@ func (s *snapshotData) validate() error {
 		_, okAction := parseFingerprint(sd.Action)
 		_, okResult := parseFingerprint(sd.Result)
 		switch {
-		case !okAction || !okResult:
+		case !okAction || !okResult || !optionalFingerprint(sd.Tool) || !optionalFingerprint(sd.Error):
 			return fmt.Errorf("steps[%d]: a fingerprint is not 8 lower-case hex digits", i)
 		case len(sd.Text) > maxActionText+len("…"):
 			return fmt.Errorf("steps[%d]: text of %d bytes, more than %d", i, len(sd.Text), maxActionText+len("…"))
@@ -676,6 +698,12 @@ func validReason(field string, r Reason) error {
 		return fmt.Errorf("%s: unknown last kind %d", field, uint8(r.Last))
 	}
 	return nil
+}
+
+// optionalFingerprint reports whether s is empty or a fingerprint.
+func optionalFingerprint(s string) bool {
+	_, ok := parseFingerprint(s)
+	return s == "" || ok
 }
 
 // validateV2 checks the fields version 2 added; errors is the set of the

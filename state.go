@@ -32,7 +32,20 @@ func (s State) String() string {
 }
 
 // This file holds every state transition of the breaker. Each function is
-// called with b.mu held.
+// called with b.mu held. The circuit's states, and what moves it:
+//
+//	         a signal trips (trip)                the cooldown ends (advance)
+//	CLOSED ──────────────────────────▶ OPEN ───────────────────────────────▶ HALF_OPEN
+//	  │  ▲                              ▲  ▲                                    │  │
+//	  │  │                              │  └── the probe fails, a signal trips ─┘  │
+//	  │  └─ the probe succeeds (recover), Resume, Skip, Reset ───────────────────────┘
+//	  └──── a signal watches (watch): HALF_OPEN at once, one more chance
+//
+// ForceOpen, Abort, protected files lost and giving up (hold, openAfter)
+// open the circuit held: no cooldown ends it, only Resume, Skip or Reset.
+// Completing the loop (finish) closes it for good until Reset. A
+// provider limit (limitSeen, lift) changes no state; it goes to the
+// history.
 
 // advance moves an open circuit to half-open once the cooldown has passed
 // since it opened. It is the only transition driven by time, and it happens
@@ -76,9 +89,7 @@ func (b *CircuitBreaker) held() bool {
 func (k ReasonKind) Held() bool { return heldKind(k) }
 
 // heldKind is Held.
-func heldKind(k ReasonKind) bool {
-	return k == ReasonForcedOpen || k == ReasonAborted || k == ReasonProtectedFiles || k == ReasonGaveUp
-}
+func heldKind(k ReasonKind) bool { return int(k) < len(rules) && rules[k].held }
 
 // retryAfter returns the time left until an open circuit lets the probe
 // through; zero for a circuit held open, which no time ends.

@@ -35,6 +35,13 @@ type Reason struct {
 	// CostUSD is the dollars spent against the cap MaxCostUSD.
 	CostUSD    float64 `json:"cost_usd,omitempty"`
 	MaxCostUSD float64 `json:"max_cost_usd,omitempty"`
+	// Short says the signal has not tripped but is one step short of it
+	// ([Decision.Short]): Count is one below Threshold.
+	Short bool `json:"short,omitempty"`
+	// Proposed says the call that would have tripped the signal was
+	// refused before it ran ([CircuitBreaker.CheckAction]): Count is what
+	// the steps before it made, one below Threshold.
+	Proposed bool `json:"proposed,omitempty"`
 }
 
 // String returns the reason's text, without the error text (see Detail);
@@ -133,13 +140,4 @@ type ProgressStats struct {
 	Plan Plan
 	// Measured iterations in a row whose passing tests fell, errors rose.
 	ConsecutiveTestDeclines, ConsecutiveErrorRises int
-}
-
-// StepStats are the step signals' counts ([Stats.Steps]): the steps in a
-// row with the same action and observation, with the same action failing,
-// and with the same message-only turn; the condensations in a row, and in
-// all.
-type StepStats struct {
-	SameStepInARow, SameActionFailedInARow, SameMessageInARow int
-	ConsecutiveCondensations, Condensations                   int
 }

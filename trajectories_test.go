@@ -149,6 +149,12 @@ func replay(tb testing.TB, cfg Config, tr trajectory, iteration func(trajectoryS
 		}
 		clock.Advance(stepInterval)
 		it := iteration(s)
+		if it.Action != nil && !it.Action.IsMessage() {
+			// A host of tool steps asks before each call runs.
+			if d := cb.CheckAction(*it.Action); !d.Allow {
+				return replayStop{at: i, reason: d.Reason}
+			}
+		}
 		if progress != nil && !it.Condensed {
 			it.Progress = progress(s)
 		}

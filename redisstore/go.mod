@@ -3,7 +3,7 @@ module github.com/loopbreaker/loopbreaker/redisstore
 go 1.23
 
 require (
-	github.com/loopbreaker/loopbreaker v0.0.0
+	github.com/loopbreaker/loopbreaker v0.1.0
 	github.com/redis/go-redis/v9 v9.18.0
 	github.com/stretchr/testify v1.12.1
 )
@@ -14,5 +14,3 @@ require (
 	go.uber.org/atomic v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )
-
-replace github.com/loopbreaker/loopbreaker => ../

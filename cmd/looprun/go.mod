@@ -3,9 +3,9 @@ module github.com/loopbreaker/loopbreaker/cmd/looprun
 go 1.26.0
 
 require (
-	github.com/loopbreaker/loopbreaker v0.0.0
-	github.com/loopbreaker/loopbreaker/protect v0.0.0
-	github.com/loopbreaker/loopbreaker/redisstore v0.0.0
+	github.com/loopbreaker/loopbreaker v0.1.0
+	github.com/loopbreaker/loopbreaker/protect v0.1.0
+	github.com/loopbreaker/loopbreaker/redisstore v0.1.0
 	github.com/redis/go-redis/v9 v9.18.0
 	github.com/stretchr/testify v1.12.1
 )
@@ -16,10 +16,4 @@ require (
 	go.uber.org/atomic v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	mvdan.cc/sh/v3 v3.14.1 // indirect
-)
-
-replace (
-	github.com/loopbreaker/loopbreaker => ../..
-	github.com/loopbreaker/loopbreaker/protect => ../../protect
-	github.com/loopbreaker/loopbreaker/redisstore => ../../redisstore
 )

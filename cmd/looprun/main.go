@@ -3,6 +3,7 @@
 // does, shows what it does, and stops when the loop is stuck, spent or
 // done.
 //
+//	go install github.com/loopbreaker/loopbreaker/cmd/looprun@latest
 //	go install ./cmd/looprun                 # in a clone of the repository
 //	looprun                                  # the built-in simulated agent
 //	looprun -- claude -p                     # a real agent, PROMPT.md on stdin
@@ -27,7 +28,8 @@
 // Before the first iteration looprun says what it watches and the
 // thresholds in force; -h (on stdout) explains the table it prints, a
 // line per iteration (with the tests, the progress score and the risk),
-// and lists the exit codes. -json prints the result as JSON on stdout,
+// and lists the exit codes; -version says the version of the module it
+// was installed at (looprun v0.1.0). -json prints the result as JSON on stdout,
 // and everything else on stderr. -commit commits the changes of each
 // successful iteration.
 //
@@ -215,16 +217,22 @@ package main
 
 import (
 	"os"
+	"runtime/debug"
 
 	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/hook"
 	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/looprun"
 )
 
 func main() {
+	if versionRequested(os.Args[1:]) {
+		info, ok := debug.ReadBuildInfo()
+		writeVersion(os.Stdout, info, ok)
+		return
+	}
 	// looprun hook EVENT, looprun hooks install: the breaker inside the
 	// agent's session (docs/agent-hooks.md).
 	if code, ok := hook.Run(hook.OS(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr); ok {
 		os.Exit(code)
 	}
-	os.Exit(looprun.Main(fleetOptions()))
+	os.Exit(looprun.Main(withVersionFlag(fleetOptions())))
 }

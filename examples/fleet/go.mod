@@ -3,8 +3,8 @@ module github.com/loopbreaker/loopbreaker/examples/fleet
 go 1.26.0
 
 require (
-	github.com/loopbreaker/loopbreaker v0.0.0
-	github.com/loopbreaker/loopbreaker/redisstore v0.0.0
+	github.com/loopbreaker/loopbreaker v0.1.0
+	github.com/loopbreaker/loopbreaker/redisstore v0.1.0
 	github.com/redis/go-redis/v9 v9.18.0
 	github.com/stretchr/testify v1.12.1
 )
@@ -12,18 +12,11 @@ require (
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
-	github.com/loopbreaker/loopbreaker/cmd/looprun v0.0.0 // indirect
-	github.com/loopbreaker/loopbreaker/protect v0.0.0 // indirect
+	github.com/loopbreaker/loopbreaker/cmd/looprun v0.1.0 // indirect
+	github.com/loopbreaker/loopbreaker/protect v0.1.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	mvdan.cc/sh/v3 v3.14.1 // indirect
 )
 
 tool github.com/loopbreaker/loopbreaker/cmd/looprun
-
-replace (
-	github.com/loopbreaker/loopbreaker => ../..
-	github.com/loopbreaker/loopbreaker/cmd/looprun => ../../cmd/looprun
-	github.com/loopbreaker/loopbreaker/protect => ../../protect
-	github.com/loopbreaker/loopbreaker/redisstore => ../../redisstore
-)

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/anthropics/anthropic-sdk-go v1.84.0
-	github.com/loopbreaker/loopbreaker v0.0.0
+	github.com/loopbreaker/loopbreaker v0.1.0
 	github.com/openai/openai-go/v3 v3.96.0
 	github.com/stretchr/testify v1.12.1
 )
@@ -30,5 +30,3 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 )
-
-replace github.com/loopbreaker/loopbreaker => ../..

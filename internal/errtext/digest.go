@@ -20,9 +20,19 @@ const MaxDigestInput = 1 << 20
 // fingerprint, which reads the first 500 runes, stays the same. It reads at
 // most MaxDigestInput bytes; of a longer text, the first and the last half
 // of that, cut at line ends, and its length. It allocates nothing.
-func Digest(s string) uint32 {
+func Digest(s string) uint32 { return digestWith(s, false) }
+
+// ResultDigest is Digest for a tool's result, where numbers are what the
+// tool says: a counter that moves, line 41 then line 42, 3 files then 4
+// are new results. Only the numbers that vary while nothing changes
+// (dates and times of day, durations, hex values such as addresses) are
+// replaced, as temporary directories, stack frames and colours are.
+func ResultDigest(s string) uint32 { return digestWith(s, true) }
+
+// Digest is ResultDigest with keep false.
+func digestWith(s string, keep bool) uint32 {
 	if len(s) <= MaxDigestInput {
-		return fold(digestOf(s, fnvOffset))
+		return fold(digestOf(s, fnvOffset, keep))
 	}
 	head, tail := s[:MaxDigestInput/2], s[len(s)-MaxDigestInput/2:]
 	if i := strings.LastIndexByte(head, '\n'); i > 0 {
@@ -31,9 +41,9 @@ func Digest(s string) uint32 {
 	if i := strings.IndexByte(tail, '\n'); i >= 0 {
 		tail = tail[i+1:]
 	}
-	h := digestOf(head, fnvOffset)
+	h := digestOf(head, fnvOffset, keep)
 	h = fnvWrite(h, []byte{0})
-	h = digestOf(tail, h)
+	h = digestOf(tail, h, keep)
 	var size [8]byte
 	for i := range size {
 		size[i] = byte(uint64(len(s)) >> (8 * i))
@@ -41,16 +51,17 @@ func Digest(s string) uint32 {
 	return fold(fnvWrite(h, size[:]))
 }
 
-// digestOf returns the FNV-1a hash h, continued with s normalized.
-func digestOf(s string, h uint64) uint64 {
+// digestOf returns the FNV-1a hash h, continued with s normalized; keep:
+// as ResultDigest normalizes it.
+func digestOf(s string, h uint64, keep bool) uint64 {
 	var buf [32 << 10]byte
-	return digestIn(buf[:], s, h)
+	return digestIn(buf[:], s, h, keep)
 }
 
 // digestIn is digestOf with the buffer the result is written to.
-func digestIn(buf []byte, s string, h uint64) uint64 {
+func digestIn(buf []byte, s string, h uint64, keep bool) uint64 {
 	d := digester{sum: h}
-	n := normalizer{buf: buf, limit: math.MaxInt32, digest: &d}
+	n := normalizer{buf: buf, limit: math.MaxInt32, digest: &d, keepNumbers: keep}
 	d.write(n.run(s), true)
 	return d.sum
 }

@@ -80,7 +80,7 @@ func TestDigestOfALongTextIsTheDigestOfItsWholeResult(t *testing.T) {
 		assert.Equal(t, referenceDigest(s.text), Digest(s.text), s.path)
 		// A small buffer spills at every line: the same hash.
 		small := make([]byte, 2*digestTail+textChunk+64)
-		assert.Equal(t, referenceDigest(s.text), fold(digestIn(small, s.text, fnvOffset)), s.path)
+		assert.Equal(t, referenceDigest(s.text), fold(digestIn(small, s.text, fnvOffset, false)), s.path)
 	}
 }
 
@@ -114,7 +114,7 @@ func FuzzDigest(f *testing.F) {
 			}
 		}
 		small := make([]byte, 2*digestTail+textChunk+64)
-		require.Equal(t, referenceDigest(s), fold(digestIn(small, s, fnvOffset)))
+		require.Equal(t, referenceDigest(s), fold(digestIn(small, s, fnvOffset, false)))
 		require.Equal(t, referenceDigest(s), d)
 	})
 }
@@ -131,4 +131,42 @@ func BenchmarkDigest(b *testing.B) {
 			}
 		})
 	}
+}
+
+// A tool's result keeps its numbers: a counter that moves, another line,
+// another count are another result; the times, durations and addresses
+// that change while nothing else does are still replaced.
+func TestResultDigestKeepsTheNumbersThatAreContent(t *testing.T) {
+	same := [][2]string{
+		{"2026-11-26T10:00:00Z build running", "2026-11-26T10:00:31Z build running"},
+		{"2026-11-26 10:00:00.123+01:00 ok", "2026-11-27 11:02:09.999+01:00 ok"},
+		{"[10:00:00] waiting", "[10:04:59] waiting"},
+		{"ok  \tpkg\t0.012s", "ok  \tpkg\t0.345s"},
+		{"panic at 0xc000123456", "panic at 0xc000999999"},
+		{"cannot write /tmp/tmp.Xy12: full", "cannot write /tmp/tmp.Ab34: full"},
+	}
+	for _, p := range same {
+		assert.Equal(t, ResultDigest(p[0]), ResultDigest(p[1]), "%q and %q", p[0], p[1])
+	}
+	differ := [][2]string{
+		{"12 of 40 done", "13 of 40 done"},
+		{"main.go:41: undefined: x", "main.go:42: undefined: x"},
+		{"3 files changed", "4 files changed"},
+		{"Found 0 results", "Found 2 results"},
+		{"version 1.2.3", "version 1.2.4"},
+	}
+	for _, p := range differ {
+		assert.NotEqual(t, ResultDigest(p[0]), ResultDigest(p[1]), "%q and %q", p[0], p[1])
+		assert.Equal(t, Digest(p[0]), Digest(p[1]), "Digest erases every number: %q", p[0])
+	}
+}
+
+func FuzzResultDigest(f *testing.F) {
+	for _, s := range []string{"", "12:00:00Z", "2026-01-02T03:04:05+0100", "1:2:3", "0x1f 12ms line 4", "9999-99-99 99:99:99,9"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		small := make([]byte, 2*digestTail+textChunk+64)
+		assert.Equal(t, ResultDigest(s), fold(digestIn(small, s, fnvOffset, true)), "a small buffer spills: the same hash")
+	})
 }

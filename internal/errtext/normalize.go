@@ -63,6 +63,10 @@ type normalizer struct {
 	// result of a text of any length fits buf (digest.go); nil otherwise.
 	digest *digester
 
+	// keepNumbers: digits are content, copied as they are, but for those
+	// of dates, times of day, durations and hex values (ResultDigest).
+	keepNumbers bool
+
 	// atLineStart: pos is at the first byte of a line, after its
 	// indentation, and the line rules have not looked at it yet.
 	atLineStart bool

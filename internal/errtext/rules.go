@@ -124,6 +124,20 @@ func (n *normalizer) number() {
 		n.pos = end
 		return
 	}
+	if n.keepNumbers {
+		if end := timestampEnd(s, i); end > i {
+			n.emitPlaceholder("TIME")
+			n.pos = end
+			return
+		}
+		end := digitsEnd(s, i)
+		n.room(end - i)
+		for ; n.pos < end && !n.full(); n.pos++ {
+			n.emit(s[n.pos])
+		}
+		n.pos = end
+		return
+	}
 	end := digitsEnd(s, i)
 	if k := n.size; k > 1 && n.buf[k-1] == '(' && endsWithFileName(n.buf[:k-1]) {
 		if after := parenLocationEnd(s, end); after > end {
@@ -195,6 +209,83 @@ func durationEnd(s string, i int) int {
 		return i
 	}
 	return found
+}
+
+// timestampEnd returns the end of a date or a time of day starting at
+// s[i], as logs and tools print them, or i when there is none: a date
+// 2026-12-01, with a time after it (T or a space) and a zone (Z, +01:00)
+// if given; a time of day 23:04:05 (seconds needed, so that a file's
+// line:column is no time), with a fraction and a zone if given.
+func timestampEnd(s string, i int) int {
+	if i > 0 && isWordRune(rune(s[i-1])) {
+		return i
+	}
+	j := i
+	if k := digitGroups(s, j, '-', 4, 2, 2); k > j {
+		j = k
+		if j+1 < len(s) && (s[j] == 'T' || s[j] == ' ') && isDigit(s[j+1]) {
+			if k := clockEnd(s, j+1); k > j+1 {
+				j = k
+			}
+		}
+	} else if j = clockEnd(s, i); j == i {
+		return i
+	}
+	switch {
+	case j < len(s) && s[j] == 'Z':
+		j++
+	case j < len(s) && (s[j] == '+' || s[j] == '-'):
+		if k := digitGroups(s, j+1, ':', 2, 2); k > j+1 {
+			j = k
+		} else if k := digitGroups(s, j+1, 0, 4); k > j+1 {
+			j = k
+		}
+	}
+	if j < len(s) && isWordRune(rune(s[j])) {
+		return i
+	}
+	return j
+}
+
+// clockEnd returns the end of a time of day h:mm:ss or hh:mm:ss, with a
+// fraction of a second if given, at s[i], or i.
+func clockEnd(s string, i int) int {
+	j := digitsEnd(s, i)
+	if j-i > 2 || j >= len(s) || s[j] != ':' {
+		return i
+	}
+	k := digitGroups(s, j+1, ':', 2, 2)
+	if k == j+1 {
+		return i
+	}
+	if k+1 < len(s) && (s[k] == '.' || s[k] == ',') && isDigit(s[k+1]) {
+		k = digitsEnd(s, k+1)
+	}
+	return k
+}
+
+// digitGroups returns the end of groups of exactly the given numbers of
+// digits, joined by sep (0: a single group), at s[i], or i.
+func digitGroups(s string, i int, sep byte, sizes ...int) int {
+	j := i
+	for g, size := range sizes {
+		if g > 0 {
+			if j >= len(s) || s[j] != sep {
+				return i
+			}
+			j++
+		}
+		for k := 0; k < size; k++ {
+			if j >= len(s) || !isDigit(s[j]) {
+				return i
+			}
+			j++
+		}
+	}
+	if j < len(s) && isDigit(s[j]) {
+		return i
+	}
+	return j
 }
 
 // unitEnd returns the end of a time unit (ns, us, µs, ms, s, m, h) at s[j],

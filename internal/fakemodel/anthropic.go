@@ -62,7 +62,8 @@ func (a *Anthropic) serve(w http.ResponseWriter, hr *http.Request) {
 		writeError(w, &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: "fakemodel: reading the body: " + err.Error()}, "")
 		return
 	}
-	req := &Request{Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery, Header: hr.Header.Clone(), Body: body, turnPath: anthropicTurnPath}
+	req := &Request{Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery, Header: hr.Header.Clone(), Body: body,
+		turn: hr.Method == http.MethodPost && hr.URL.Path == anthropicTurnPath}
 	var decodeErr error
 	if req.IsTurn() {
 		decodeErr = req.decode() // before the request is shared: it is not changed after
@@ -136,6 +137,10 @@ type Usage struct {
 	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
 	OutputTokens             int `json:"output_tokens"`
+	// ThoughtsTokens are the tokens the model spent thinking, which the
+	// Gemini API counts apart (thoughtsTokenCount); the other fakes do not
+	// report them.
+	ThoughtsTokens int `json:"-"`
 }
 
 // DefaultUsage is the usage a Reply without one reports.

@@ -36,6 +36,23 @@
 //		fakemodel.Say("The tests pass."),
 //	))
 //
+// Gemini is the Gemini API (POST /v1beta/models/<model>:streamGenerateContent
+// ?alt=sse and :generateContent) as Gemini CLI and google.golang.org/genai
+// use it, answered by the same scripts: text, thoughts and functionCall
+// parts (the tool_use blocks; Use("run_shell_command", ...) runs a
+// command in Gemini CLI) with usageMetadata (cached and thinking tokens
+// apart), streamed as the API streams them (a chunk per piece of text,
+// the finishReason and the whole usage in the last), and errors as the
+// API gives them ({"error":{"code","message","status","details"}}: a 429
+// RESOURCE_EXHAUSTED of a quota per minute with its RetryInfo, or per
+// day; a key it does not know). The key goes in x-goog-api-key; point a
+// client at its URL (GOOGLE_GEMINI_BASE_URL for Gemini CLI):
+//
+//	model := fakemodel.NewGemini(fakemodel.Script(
+//		fakemodel.Use("run_shell_command", map[string]string{"command": "go test ./..."}),
+//		fakemodel.Say("The tests pass."),
+//	))
+//
 // Nothing leaves the machine: the server listens on the loopback
 // interface only.
 package fakemodel

@@ -81,7 +81,8 @@ func (o *OpenAI) serve(w http.ResponseWriter, hr *http.Request) {
 		writeOpenAIError(w, &APIError{Status: http.StatusBadRequest, Type: "invalid_request_error", Message: "fakemodel: reading the body: " + err.Error()})
 		return
 	}
-	req := &Request{Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery, Header: hr.Header.Clone(), Body: body, turnPath: openAITurnPath}
+	req := &Request{Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery, Header: hr.Header.Clone(), Body: body,
+		turn: hr.Method == http.MethodPost && hr.URL.Path == openAITurnPath}
 	var decodeErr error
 	if req.IsTurn() {
 		decodeErr = req.decodeResponses() // before the request is shared: it is not changed after

@@ -31,7 +31,7 @@ type Request struct {
 	// such as the Responses API's web_search, by its type).
 	Tools []string
 
-	turnPath string // the path of the API's turns: /v1/messages, /v1/responses
+	turn bool // the request asked for a turn (IsTurn), as its server tells
 }
 
 // Message is one message of a request's conversation.
@@ -52,10 +52,9 @@ const (
 
 // IsTurn reports whether the request asked the model for an answer: POST
 // /v1/messages of the Messages API, POST /v1/responses of the Responses
-// API.
-func (r *Request) IsTurn() bool {
-	return r.Method == http.MethodPost && r.turnPath != "" && r.Path == r.turnPath
-}
+// API, POST .../models/<model>:generateContent or :streamGenerateContent
+// of the Gemini API.
+func (r *Request) IsTurn() bool { return r.turn }
 
 // Last returns the conversation's last message; the zero Message when
 // there is none. Claude Code 2.1.328 sends a message of role system (its

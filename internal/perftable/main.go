@@ -54,6 +54,7 @@ var benches = []bench{
 	{".", ".", "BenchmarkCheckRecordWithCallBudget", "`Check` + `RecordSuccess` with a call budget", ""},
 	{".", ".", "BenchmarkCheckRecordSuccessOnTasks", "`Check` + `Record` of an iteration that names its task", ""},
 	{".", ".", "BenchmarkCheckWithAWarning", "`Check` while a warning is in force", ""},
+	{".", ".", "BenchmarkCheckActionRecordStep", "`CheckAction` + `Record` of a tool call with a 1 KB result, `tool-steps`, the step window full", ""},
 	{".", ".", "BenchmarkRecordFailure1KB", "`RecordFailure` of a 1 KB Node stack trace", ""},
 	{".", ".", "BenchmarkRecordFailureChangingText", "`RecordFailure` whose text changes, keeping its sample", ""},
 	{".", ".", "BenchmarkFingerprintString2KB", "`Fingerprint` of a 2 KB Go panic, with its 8-character string", ""},

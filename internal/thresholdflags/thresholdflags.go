@@ -22,36 +22,35 @@ import (
 	"github.com/loopbreaker/loopbreaker"
 )
 
-// threshold is one flag: its name, its help, what it sets, the value in
-// force in a Config, and the names other Ralph loops give it.
+// threshold is one flag: its name, the Config field it sets, and the
+// names other Ralph loops give it. What it counts, its default and what 0
+// and a negative value mean come from the library's description of the
+// field (loopbreaker.Thresholds); the cooldown, a duration, is the one
+// flag described here.
 type threshold struct {
 	name string
-	// what says what the flag counts; unset is what a value of 0 (or
-	// less, for a signal off by default) means: the library's default,
-	// "off" or "none".
-	what, unset string
-	// negativeOff says a negative value switches the signal off.
-	negativeOff bool
 	// field is the Config field the flag sets, as a *loopbreaker.ConfigError
 	// names it.
 	field string
-	value func(fs *flag.FlagSet, name, help string) func(cfg *loopbreaker.Config)
-	show  func(cfg *loopbreaker.Config) string
+	// unit is shown after the value in force: "%".
+	unit string
+	// more is said after what the library says the field counts, in the
+	// flag's help: how these programs feed it.
+	more string
 	// aliases are the flags of ralph-claude-code and ralph-starter that
 	// mean this one, each with the tool it comes from.
 	aliases []alias
+
+	// Filled from the library's description (describe), or by hand for
+	// the cooldown.
+	what, unset string
+	negativeOff bool // a negative value switches the signal off
+	value       func(fs *flag.FlagSet, name, help string) func(cfg *loopbreaker.Config)
+	show        func(cfg *loopbreaker.Config) string
 }
 
 // alias is another tool's name of a flag.
 type alias struct{ name, tool string }
-
-// intFlag returns a threshold flag that sets an int field of Config.
-func intFlag(field func(cfg *loopbreaker.Config) *int) func(*flag.FlagSet, string, string) func(*loopbreaker.Config) {
-	return func(fs *flag.FlagSet, name, help string) func(*loopbreaker.Config) {
-		v := fs.Int(name, 0, help)
-		return func(cfg *loopbreaker.Config) { *field(cfg) = *v }
-	}
-}
 
 // help is the flag's help, as flag.PrintDefaults shows it: what it
 // counts, and what not giving it, 0 and a negative value mean.
@@ -71,86 +70,64 @@ func (t threshold) help() string {
 // stands for.
 var defaults = loopbreaker.DefaultConfig()
 
-// thresholds are the flags, in the order -help lists them.
-var thresholds = []threshold{
-	{name: "failures", what: "consecutive failures that open the circuit",
-		unset: strconv.Itoa(defaults.Failures.MaxConsecutive), negativeOff: true, field: "Failures.MaxConsecutive",
-		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Failures.MaxConsecutive }),
-		show: func(c *loopbreaker.Config) string {
-			return showInt(c.Failures.MaxConsecutive, defaults.Failures.MaxConsecutive, "")
-		},
-		aliases: []alias{{"circuit-breaker-failures", "ralph-starter"}}},
-	{name: "same-errors", what: "times one error is seen before the circuit opens",
-		unset: strconv.Itoa(defaults.Failures.MaxSameError), negativeOff: true, field: "Failures.MaxSameError",
-		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Failures.MaxSameError }),
-		show: func(c *loopbreaker.Config) string {
-			return showInt(c.Failures.MaxSameError, defaults.Failures.MaxSameError, "")
-		},
-		aliases: []alias{{"circuit-breaker-errors", "ralph-starter"}}},
-	{name: "same-errors-in-a-row", what: "the same error this many times in a row opens the circuit",
-		unset: "off", field: "Failures.MaxSameErrorInARow",
-		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Failures.MaxSameErrorInARow }),
-		show:  func(c *loopbreaker.Config) string { return showInt(c.Failures.MaxSameErrorInARow, 0, "") }},
-	{name: "no-progress", what: "iterations without progress that open the circuit",
-		unset: strconv.Itoa(defaults.Progress.MaxNoProgress), negativeOff: true, field: "Progress.MaxNoProgress",
-		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.MaxNoProgress }),
-		show: func(c *loopbreaker.Config) string {
-			return showInt(c.Progress.MaxNoProgress, defaults.Progress.MaxNoProgress, "")
-		}},
-	{name: "output-decline", what: "output decline in percent that opens the circuit",
-		unset: strconv.Itoa(defaults.Progress.OutputDeclinePercent), negativeOff: true, field: "Progress.OutputDeclinePercent",
-		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.OutputDeclinePercent }),
-		show: func(c *loopbreaker.Config) string {
-			return showInt(c.Progress.OutputDeclinePercent, defaults.Progress.OutputDeclinePercent, "%")
-		}},
-	{name: "permission-denials", what: "iterations in a row with permission denials that open the circuit",
-		unset: strconv.Itoa(defaults.Progress.MaxPermissionDenials), negativeOff: true, field: "Progress.MaxPermissionDenials",
-		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.MaxPermissionDenials }),
-		show: func(c *loopbreaker.Config) string {
-			return showInt(c.Progress.MaxPermissionDenials, defaults.Progress.MaxPermissionDenials, "")
-		}},
-	{name: "done-signals", what: "done signals in a row that complete the loop",
-		unset: strconv.Itoa(defaults.Progress.DoneSignals), negativeOff: true, field: "Progress.DoneSignals",
-		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.DoneSignals }),
-		show: func(c *loopbreaker.Config) string {
-			return showInt(c.Progress.DoneSignals, defaults.Progress.DoneSignals, "")
-		}},
-	{name: "false-claims", what: "claims of done without the done signal, in a row, that open the circuit",
-		unset: strconv.Itoa(defaults.Progress.MaxClaims), negativeOff: true, field: "Progress.MaxClaims",
-		value: intFlag(func(c *loopbreaker.Config) *int { return &c.Progress.MaxClaims }),
-		show: func(c *loopbreaker.Config) string {
-			return showInt(c.Progress.MaxClaims, defaults.Progress.MaxClaims, "")
-		}},
-	{name: "cooldown", what: "how long the circuit stays open before one probe",
-		unset: defaults.Cooldown.String(), field: "Cooldown",
-		value: func(fs *flag.FlagSet, name, help string) func(*loopbreaker.Config) {
-			v := fs.Duration(name, 0, help)
-			return func(cfg *loopbreaker.Config) { cfg.Cooldown = *v }
-		},
-		show: func(c *loopbreaker.Config) string {
-			if c.Cooldown == 0 {
-				return defaults.Cooldown.String()
-			}
-			return c.Cooldown.String()
-		}},
-	{name: "calls-per-hour", what: "calls per rolling hour, one per iteration",
-		unset: "none", field: "Spend.MaxCallsPerHour",
-		value:   intFlag(func(c *loopbreaker.Config) *int { return &c.Spend.MaxCallsPerHour }),
-		show:    func(c *loopbreaker.Config) string { return showInt(c.Spend.MaxCallsPerHour, 0, "") },
-		aliases: []alias{{"calls", "ralph-claude-code"}, {"rate-limit", "ralph-starter"}}},
+// describe fills t from the library's description of its field.
+func describe(t threshold) threshold {
+	if t.value != nil {
+		return t
+	}
+	i := slices.IndexFunc(loopbreaker.Thresholds(), func(lt loopbreaker.Threshold) bool { return lt.Field == t.field })
+	if i < 0 {
+		panic("thresholdflags: no threshold " + t.field)
+	}
+	lt := loopbreaker.Thresholds()[i]
+	t.what = lt.About + t.more
+	switch {
+	case lt.Default > 0:
+		t.unset, t.negativeOff = strconv.Itoa(lt.Default), true
+	case lt.Kind == loopbreaker.ReasonCallBudget:
+		t.unset = "none"
+	default:
+		t.unset = "off"
+	}
+	t.value = func(fs *flag.FlagSet, name, help string) func(*loopbreaker.Config) {
+		v := fs.Int(name, 0, help)
+		return func(cfg *loopbreaker.Config) { lt.Set(cfg, *v) }
+	}
+	t.show = func(c *loopbreaker.Config) string { return showInt(lt.Get(c), lt.Default, t.unit) }
+	return t
 }
 
-// showInt shows an int threshold in force: def when it is 0 (0 for none:
-// off), off when it is negative, with unit after it.
-func showInt(v, def int, unit string) string {
-	if v == 0 {
-		v = def
+// thresholds are the flags, in the order -help lists them.
+var thresholds = func() []threshold {
+	ts := []threshold{
+		{name: "failures", field: "Failures.MaxConsecutive", aliases: []alias{{"circuit-breaker-failures", "ralph-starter"}}},
+		{name: "same-errors", field: "Failures.MaxSameError", aliases: []alias{{"circuit-breaker-errors", "ralph-starter"}}},
+		{name: "same-errors-in-a-row", field: "Failures.MaxSameErrorInARow"},
+		{name: "no-progress", field: "Progress.MaxNoProgress"},
+		{name: "output-decline", field: "Progress.OutputDeclinePercent", unit: "%"},
+		{name: "permission-denials", field: "Progress.MaxPermissionDenials"},
+		{name: "done-signals", field: "Progress.DoneSignals"},
+		{name: "false-claims", field: "Progress.MaxClaims"},
+		{name: "cooldown", field: "Cooldown", what: "how long the circuit stays open before one probe",
+			unset: defaults.Cooldown.String(),
+			value: func(fs *flag.FlagSet, name, help string) func(*loopbreaker.Config) {
+				v := fs.Duration(name, 0, help)
+				return func(cfg *loopbreaker.Config) { cfg.Cooldown = *v }
+			},
+			show: func(c *loopbreaker.Config) string {
+				if c.Cooldown == 0 {
+					return defaults.Cooldown.String()
+				}
+				return c.Cooldown.String()
+			}},
+		{name: "calls-per-hour", field: "Spend.MaxCallsPerHour", more: ", one per iteration",
+			aliases: []alias{{"calls", "ralph-claude-code"}, {"rate-limit", "ralph-starter"}}},
 	}
-	if v <= 0 {
-		return "off"
+	for i := range ts {
+		ts[i] = describe(ts[i])
 	}
-	return strconv.Itoa(v) + unit
-}
+	return ts
+}()
 
 // Set is the -preset flag and the threshold flags of one flag.FlagSet,
 // with their aliases and the layers of settings below the command line.
@@ -352,4 +329,16 @@ func (s *Set) Thresholds(cfg loopbreaker.Config) []string {
 		out = append(out, text)
 	}
 	return out
+}
+
+// showInt shows an int threshold in force: def when it is 0 (0 for none:
+// off), off when it is negative, with unit after it.
+func showInt(v, def int, unit string) string {
+	if v == 0 {
+		v = def
+	}
+	if v <= 0 {
+		return "off"
+	}
+	return strconv.Itoa(v) + unit
 }

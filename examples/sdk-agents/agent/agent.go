@@ -94,8 +94,11 @@ var ErrStopped = errors.New("stopped by the circuit breaker")
 // out, and after each cooldown one probe turn runs; a loop stuck three
 // openings in a row, or a spent dollar cap, stops the agent with
 // ErrStopped. A turn the SDK failed is recorded as a failed step and
-// tried again; each tool call is recorded as a step, and the final answer
-// as the last one.
+// tried again; each tool call is asked about before it runs (a call that
+// would complete a loop is refused, and the model reads why instead of
+// its result), recorded as a step after it ran, and the final answer is
+// the last step. The breaker's warnings, one step short of a stop, go
+// with the next result the model reads.
 func Run(ctx context.Context, cb *loopbreaker.CircuitBreaker, model Model, tools Tools) (string, error) {
 	for {
 		// Wait sleeps out a cooldown, a provider limit or a spent call
@@ -118,12 +121,17 @@ func Run(ctx context.Context, cb *loopbreaker.CircuitBreaker, model Model, tools
 		}
 		results := make([]Result, len(answer.Calls))
 		for i, call := range answer.Calls {
+			action := loopbreaker.Action{Tool: call.Tool, Args: call.Args}
+			d := cb.CheckAction(action)
+			if !d.Allow {
+				results[i] = Result{CallID: call.ID, Err: errors.New(d.ForModel())}
+				continue
+			}
 			output, err := tools.call(call.Tool, call.Args)
-			cb.Record(loopbreaker.Iteration{
-				Action:      &loopbreaker.Action{Tool: call.Tool, Args: call.Args},
-				Observation: output,
-				Err:         err,
-			})
+			cb.Record(loopbreaker.Iteration{Action: &action, Observation: output, Err: err})
+			if warn := d.ForModel(); warn != "" {
+				output = warn + "\n\n" + output
+			}
 			results[i] = Result{CallID: call.ID, Output: output, Err: err}
 		}
 		model.AddResults(results)

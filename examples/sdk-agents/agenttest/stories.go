@@ -47,13 +47,13 @@ func stuckAlternationIsGivenUpOn(t *testing.T, api API) {
 	_, err := s.run("Make the tests pass.")
 	require.ErrorIs(t, err, agent.ErrStopped)
 	require.ErrorIs(t, err, loopbreaker.ErrGaveUp)
-	assert.Contains(t, err.Error(), "Gave up: the circuit opened 3 times in a row without recovering (threshold: 3): Alternating actions")
-	assert.Contains(t, err.Error(), `run_tests {} | read_file {"path":"parse.go"}`)
+	assert.Contains(t, err.Error(), "Gave up: the circuit opened 3 times in a row without recovering (threshold: 3): Cycle")
+	assert.Contains(t, err.Error(), `run_tests {} → read_file {"path":"parse.go"}`)
 	assert.Equal(t, 6+2, s.server.requests(), "six steps, then a probe after each of two cooldowns")
 	assert.Equal(t, []time.Duration{30 * time.Second, 30 * time.Second}, s.clock.Slept())
 	h := s.cb.Stats().History
 	require.NotEmpty(t, h)
-	assert.Equal(t, loopbreaker.ReasonAlternatingActions, h[0].Reason.Kind, "the first opening")
+	assert.Equal(t, loopbreaker.ReasonCycle, h[0].Reason.Kind, "the first opening")
 }
 
 // The same alternation, but the probe after the cooldown answers: the

@@ -45,7 +45,7 @@ func adviceFor(r loopbreaker.Reason) string {
 		return fmt.Sprintf("You made the same call %d times in a row and it failed each time: it will fail again.", r.Count)
 	case loopbreaker.ReasonRepeatedActionObservation:
 		return fmt.Sprintf("You made the same call %d times in a row and it returned the same result each time: it will not change.", r.Count)
-	case loopbreaker.ReasonAlternatingActions:
+	case loopbreaker.ReasonCycle:
 		return "You keep going back and forth between the same two calls, and their results do not change."
 	case loopbreaker.ReasonConsecutiveFailures:
 		return fmt.Sprintf("Your last %d tool calls all failed.", r.Count)

@@ -194,7 +194,7 @@ func strategiesFor(kind loopbreaker.ReasonKind) strategies {
 			"otherwise take the next open item, and do not say the work is done",
 			escalate,
 		}}
-	case loopbreaker.ReasonCircularApproach, loopbreaker.ReasonAlternatingActions, loopbreaker.ReasonMonologue:
+	case loopbreaker.ReasonCircularApproach, loopbreaker.ReasonCycle, loopbreaker.ReasonMonologue:
 		return strategies{"superkit's recovery strategies for a circular approach", []string{
 			"step back and look for the root cause again",
 			"try an approach you have not tried yet",
