@@ -61,6 +61,7 @@ type loop struct {
 	lastFingerprintCount int          // its count after the last failure
 	anyFailure           bool         // lastFingerprint is set
 	noticed              noticedError // the error the last iteration, a success, noticed
+	providerLoop         string       // the last iteration's provider said it loops: what it said
 
 	progress   progressState
 	stagnation stagnationState
@@ -356,10 +357,14 @@ func (b *CircuitBreaker) recordIteration(it Iteration) (open bool) {
 		outcome = b.cfg.Classify(it.Err)
 	}
 	var fp, approachFP uint32
-	var errText, sample string
+	var errText, sample, loopSaid string
 	var limit Limit
+	failed := outcome == Failure || outcome == ProviderLoop
 	switch {
-	case outcome == Failure:
+	case failed:
+		if outcome == ProviderLoop {
+			loopSaid = loopWhy(it.Err, b.patterns)
+		}
 		errText = it.Err.Error()
 		fp = fingerprint32(errText)
 		if b.cfg.Failures.MaxSamples >= 0 {
@@ -384,7 +389,7 @@ func (b *CircuitBreaker) recordIteration(it Iteration) (open bool) {
 	}
 	var step *stepFacts
 	if it.Action != nil && outcome != Neutral {
-		f := newStepFacts(&it, outcome == Failure, errText, fp)
+		f := newStepFacts(&it, failed, errText, fp)
 		step = &f
 	}
 	lost := b.guardIteration()
@@ -403,7 +408,8 @@ func (b *CircuitBreaker) recordIteration(it Iteration) (open bool) {
 		b.releaseProbe()
 		b.limitSeen(limit, now)
 	default:
-		b.record(outcome == Failure, fp, sample, &it, approachFP, step, now)
+		b.providerLoop = loopSaid
+		b.record(failed, fp, sample, &it, approachFP, step, now)
 	}
 	b.holdLost(lost, now)
 	return b.state == Open
