@@ -344,7 +344,8 @@ func TestEveryReasonKindSaysWhatItDoesToTheLoop(t *testing.T) {
 		ReasonFalseCompletion:           ClassStop,
 		ReasonSameToolError:             ClassStop,
 		ReasonRepeatedStep:              ClassStop,
-		ReasonRepeatedStep + 1:          ClassNone, // a kind this build does not know
+		ReasonProviderLoop:              ClassStop,
+		ReasonProviderLoop + 1:          ClassNone, // a kind this build does not know
 	}
 	require.Len(t, want, len(rules)+1, "every kind has its row here")
 	for kind, class := range want {
