@@ -238,5 +238,9 @@ func main() {
 	if code, ok := hook.Run(hook.OS(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr); ok {
 		os.Exit(code)
 	}
+	// looprun report: the page of a loop, to open in a browser.
+	if len(os.Args) > 1 && os.Args[1] == "report" {
+		os.Exit(looprun.Report(fleetOptions(), os.Args[2:], os.Stdout, os.Stderr))
+	}
 	os.Exit(looprun.Main(withVersionFlag(fleetOptions())))
 }

@@ -237,14 +237,13 @@ func SpendOf(s loopbreaker.Spend) *Spend {
 	}
 }
 
-// Limit is a provider limit: the provider's words, when it lifts (zero
-// for a stop, which no waiting ends), whether looprun waits it out, and
-// for LimitWaited how long it waited and how the wait ended.
+// Limit is a provider limit: the provider's words and when it lifts
+// (zero for a stop, which no waiting ends), and for LimitWaited how long
+// the loop waited and how the wait ended.
 type Limit struct {
 	Kind   string        `json:"kind"` // wait, stop
 	Text   string        `json:"text,omitempty"`
 	Until  time.Time     `json:"until,omitzero"`
-	Waits  bool          `json:"waits,omitempty"`
 	Waited time.Duration `json:"waited_ns,omitempty"`
 	Ended  string        `json:"ended,omitempty"` // lifted, terminated, interrupted
 }

@@ -6,13 +6,14 @@ import (
 	"flag"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/browsertest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,56 +21,6 @@ import (
 // -update writes the screenshot the documentation shows,
 // docs/images/report.png.
 var update = flag.Bool("update", false, "write docs/images/report.png from the browser test")
-
-// chromium returns Debian's Chromium (or LOOPBREAKER_CHROMIUM), or skips
-// the test where there is none; under CI (LOOPBREAKER_CI) a missing
-// browser fails it: .ci/run installs one.
-func chromium(t testing.TB) string {
-	t.Helper()
-	path := os.Getenv("LOOPBREAKER_CHROMIUM")
-	if path == "" {
-		path, _ = exec.LookPath("chromium")
-	}
-	if path == "" {
-		if os.Getenv("LOOPBREAKER_CI") != "" {
-			t.Fatal("no chromium: .ci/run installs Debian's package")
-		}
-		t.Skip("no chromium (apt-get install chromium)")
-	}
-	return path
-}
-
-// browser starts a headless Chromium of its own, with a fresh profile
-// and nothing that goes to the network, and stops it at the test's end.
-func browser(t testing.TB, width, height int) context.Context {
-	t.Helper()
-	profile, err := os.MkdirTemp("", "looprun-chromium-")
-	require.NoError(t, err)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Headless,
-		chromedp.NoSandbox, // as root, in a container
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(width, height),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-	}
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(func() {
-		_ = chromedp.Cancel(ctx) // closes the browser, and waits for it
-		cancel()
-		cancelAlloc()
-		_ = os.RemoveAll(profile)
-	})
-	require.NoError(t, chromedp.Do(ctx)) // the browser starts, on a context without a deadline
-	return ctx
-}
 
 // writePage writes the page of the loop in dir to <dir>/<loop>.report.html,
 // as looprun report does, and returns its file URL.
@@ -88,7 +39,7 @@ func writePage(t testing.TB, st *story) string {
 func TestAPersonOpensTheReportOfTheNightInABrowser(t *testing.T) {
 	st := newStory(t)
 	url := writePage(t, st)
-	ctx := browser(t, 1280, 900)
+	ctx := browsertest.New(t, 1280, 900)
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 
@@ -172,7 +123,7 @@ func BenchmarkBrowserOpens10000Iterations(b *testing.B) {
 	url := writePage(b, st)
 	info, err := os.Stat(strings.TrimPrefix(url, "file://"))
 	require.NoError(b, err)
-	ctx := browser(b, 1280, 900)
+	ctx := browsertest.New(b, 1280, 900)
 	var timing struct{ Paint, DOM, Load float64 }
 	for b.Loop() {
 		require.NoError(b, chromedp.Do(ctx, chromedp.Navigate(url)))

@@ -31,13 +31,13 @@ type Options struct {
 	// iteration without one. Nil links each log by its path relative to
 	// LinkBase, the directory the page is written to (file names relative
 	// to it work wherever the two are moved together).
-	LogLink  func(path string) string
+	LogLink  func(iteration int, path string) string
 	LinkBase string
 }
 
-func (o Options) logLink(path string) string {
+func (o Options) logLink(iteration int, path string) string {
 	if o.LogLink != nil {
-		return o.LogLink(path)
+		return o.LogLink(iteration, path)
 	}
 	if rel, err := filepath.Rel(o.LinkBase, path); err == nil && o.LinkBase != "" {
 		return filepath.ToSlash(rel)
@@ -751,7 +751,7 @@ func (p *page) iterationTable(v *loopView) {
 		}
 		p.f("<td>%s<td>", esc(firstLine(r.Task, 60)))
 		if path, ok := v.l.Logs[e.Iteration]; ok {
-			if href := p.o.logLink(path); href != "" {
+			if href := p.o.logLink(e.Iteration, path); href != "" {
 				p.f("<a href=\"%s\">log</a>", esc(href))
 			}
 		}
