@@ -884,7 +884,7 @@ pre{white-space:pre-wrap;word-break:break-word;margin:2px 0;font-size:12px;backg
 .legend i.hatch{background:repeating-linear-gradient(45deg,#c9a3d6 0 3px,#fff 3px 6px)}
 table{border-collapse:collapse;background:#fff;font-size:13px;width:100%}th,td{border-bottom:1px solid #eee;padding:3px 8px;text-align:left;vertical-align:top}th{background:#f0f0f0;position:sticky;top:0}
 .runs{table-layout:fixed}.runs tbody{content-visibility:auto}.runs td{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-col.n{width:4em}col.t{width:5.5em}col.r{width:5em}col.c{width:6.5em}col.task{width:12em}col.err{width:auto}
+col.n{width:4.5em}col.t{width:6.5em}col.r{width:6.5em}col.c{width:7em}col.task{width:12em}col.err{width:auto}
 .runs b{font-weight:600}.failed b{color:var(--failed)}.limited b{color:var(--limited)}.stopped b{color:var(--stopped)}.ok b{color:var(--ok);font-weight:400}
 tr.circuit_opened td,tr.gave_up td,tr.protected_files td{background:#fff0f0}tr.circuit_closed td{background:#f0fff0}tr.skipped td{color:#999;text-decoration:line-through}tr.current td{font-weight:600}
 tr:target td{background:#fff8c4!important}a{color:#1565c0}code{font-size:12px}
