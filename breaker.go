@@ -24,7 +24,6 @@ type CircuitBreaker struct {
 	calls       callBudget       // outside loop: Reset does not give back calls made
 	spend       spendState       // outside loop too: Reset does not give back what was spent
 	spendCapped bool             // cfg caps the spend, or the window share
-	spendKeep   time.Duration    // how long spend is kept for the caps' rolling windows; zero: not at all
 	unpriced    []string         // models that spent tokens with no price: Reset keeps them too
 	patterns    []limits.Pattern // cfg.Limits.Patterns, for internal/limits
 	// callsByTransport: a Transport counts the calls as they are made, so
@@ -184,7 +183,8 @@ func New(cfg Config) (*CircuitBreaker, error) {
 	b.active, b.completions = activeRules(&b.cfg)
 	b.warns = activeWarnings(&b.cfg)
 	b.news = newsOf(b.active, b.completions)
-	b.spendCapped, b.spendKeep = spendCaps(&b.cfg)
+	b.spendCapped = spendCaps(&b.cfg)
+	b.spend = newSpendState(&b.cfg)
 	b.reset()
 	return b, nil
 }

@@ -289,10 +289,15 @@ func (b *CircuitBreaker) Snapshot() Snapshot {
 			d.Windows.Stopped = &stopped
 		}
 	}
-	if b.spendKeep > 0 {
-		b.spend.prune(now, b.spendKeep)
+	b.spend.hour.prune(now)
+	b.spend.burn.prune(now)
+	// The hour's entries hold the burn window's; without an hourly cap,
+	// the burn window's are all there is.
+	hour := b.spend.hour.entries[b.spend.hour.head:]
+	if b.spend.hour.window == 0 && len(hour) == 0 {
+		hour = b.spend.burn.entries[b.spend.burn.head:]
 	}
-	if hour := b.spend.entries[b.spend.head:]; !b.spend.total.zero() || len(hour) > 0 {
+	if !b.spend.total.zero() || len(hour) > 0 {
 		d.Spend = &spendData{Total: dataOfUsage(b.spend.total)}
 		for _, e := range hour {
 			d.Spend.Hour = append(d.Spend.Hour, spendEntryData{At: e.at, usageData: dataOfUsage(e.usage)})
@@ -470,13 +475,12 @@ func (b *CircuitBreaker) Restore(snap Snapshot) error {
 			b.windows.stopped = *ws.Stopped
 		}
 	}
-	b.spend = spendState{}
+	b.spend = newSpendState(&b.cfg)
 	if sp := s.Spend; sp != nil {
 		b.spend.total = sp.Total.usage()
-		for _, e := range sp.Hour[max(len(sp.Hour)-maxSpendEntries, 0):] {
-			// No spend lies in the future of this clock (see prune).
-			b.spend.entries = append(b.spend.entries, spendEntry{at: minTime(e.At, now), usage: e.usage()})
-			b.spend.kept = b.spend.kept.plus(e.usage())
+		b.spend.hour.restore(sp.Hour, now)
+		if b.spend.burn.window > 0 {
+			b.spend.burn.restore(sp.Hour, now)
 		}
 	}
 	return nil

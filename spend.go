@@ -323,103 +323,128 @@ type spendEntry struct {
 }
 
 // spendState is what the loop spent: over its life, and in the rolling
-// windows of the caps set (the hour, the burn window).
+// windows of the caps set, the hour and the burn window.
 type spendState struct {
-	total   Usage
-	entries []spendEntry // the rolling windows, oldest first, from head on
-	head    int
-	kept    Usage // the spend in entries[head:]
+	total Usage
+	hour  rollingSpend
+	burn  rollingSpend
 }
 
-// add records u, clean, spent at now, keeping it for the rolling windows
-// of keep (none: zero).
-func (s *spendState) add(u Usage, now time.Time, keep time.Duration) {
+// add records u, clean, spent at now.
+func (s *spendState) add(u Usage, now time.Time) {
 	s.total = s.total.plus(u)
-	if keep <= 0 {
+	s.hour.add(u, now)
+	s.burn.add(u, now)
+}
+
+// rollingSpend is the spend of a rolling window, entry by entry.
+type rollingSpend struct {
+	window  time.Duration // zero: nothing is added (what a snapshot held is kept)
+	entries []spendEntry  // oldest first, from head on
+	head    int
+	sum     Usage // the spend in entries[head:]
+}
+
+// add adds u, spent at now, to the window.
+func (r *rollingSpend) add(u Usage, now time.Time) {
+	if r.window <= 0 {
 		return
 	}
-	s.prune(now, keep)
-	s.kept = s.kept.plus(u)
-	if last := len(s.entries) - 1; last >= s.head && (len(s.entries)-s.head >= maxSpendEntries || !now.After(s.entries[last].at)) {
-		s.entries[last].usage = s.entries[last].usage.plus(u)
-		if now.After(s.entries[last].at) {
-			s.entries[last].at = now
+	r.prune(now)
+	r.sum = r.sum.plus(u)
+	if last := len(r.entries) - 1; last >= r.head && (len(r.entries)-r.head >= maxSpendEntries || !now.After(r.entries[last].at)) {
+		r.entries[last].usage = r.entries[last].usage.plus(u)
+		if now.After(r.entries[last].at) {
+			r.entries[last].at = now
 		}
 		return
 	}
-	s.entries = append(s.entries, spendEntry{at: now, usage: u})
+	r.entries = append(r.entries, spendEntry{at: now, usage: u})
 }
 
-// prune forgets the spend that left the last keep by now. Spend recorded
+// prune forgets the spend that left the window by now. Spend recorded
 // later than now was recorded before the clock was set back: it counts as
 // spent now (see callBudget.prune). The sum is added up again from what is
-// left, so that the cost, a float, does not drift.
-func (s *spendState) prune(now time.Time, keep time.Duration) {
-	for i := len(s.entries) - 1; i >= s.head && s.entries[i].at.After(now); i-- {
-		s.entries[i].at = now
+// left, so that the cost, a float, does not drift. A window of zero keeps
+// everything.
+func (r *rollingSpend) prune(now time.Time) {
+	if r.window <= 0 {
+		return
 	}
-	cutoff := now.Add(-keep)
+	for i := len(r.entries) - 1; i >= r.head && r.entries[i].at.After(now); i-- {
+		r.entries[i].at = now
+	}
+	cutoff := now.Add(-r.window)
 	dropped := false
-	for s.head < len(s.entries) && !s.entries[s.head].at.After(cutoff) {
-		s.head++
+	for r.head < len(r.entries) && !r.entries[r.head].at.After(cutoff) {
+		r.head++
 		dropped = true
 	}
 	if dropped {
-		s.kept = Usage{}
-		for _, e := range s.entries[s.head:] {
-			s.kept = s.kept.plus(e.usage)
+		r.sum = Usage{}
+		for _, e := range r.entries[r.head:] {
+			r.sum = r.sum.plus(e.usage)
 		}
 	}
-	if s.head == len(s.entries) {
-		s.entries, s.head = s.entries[:0], 0
-	} else if s.head > len(s.entries)/2 {
-		n := copy(s.entries, s.entries[s.head:])
-		s.entries, s.head = s.entries[:n], 0
+	if r.head == len(r.entries) {
+		r.entries, r.head = r.entries[:0], 0
+	} else if r.head > len(r.entries)/2 {
+		n := copy(r.entries, r.entries[r.head:])
+		r.entries, r.head = r.entries[:n], 0
 	}
 }
 
-// in returns the spend of the last window, kept entries only: the sum of
-// the entries after now-window.
-func (s *spendState) in(window time.Duration, now time.Time) Usage {
-	var u Usage
-	cutoff := now.Add(-window)
-	for i := len(s.entries) - 1; i >= s.head && s.entries[i].at.After(cutoff); i-- {
-		u = u.plus(s.entries[i].usage)
+// restore fills the window with entries, oldest first, none later than
+// now.
+func (r *rollingSpend) restore(entries []spendEntryData, now time.Time) {
+	*r = rollingSpend{window: r.window}
+	for _, e := range entries[max(len(entries)-maxSpendEntries, 0):] {
+		// No spend lies in the future of this clock (see prune).
+		r.entries = append(r.entries, spendEntry{at: minTime(e.At, now), usage: e.usage()})
+		r.sum = r.sum.plus(e.usage())
 	}
-	return u
+	r.prune(now)
 }
 
-// retryAfter returns the time until the spend of the last window is below
-// each of its caps that it has reached; zero if it already is.
-func (s *spendState) retryAfter(window time.Duration, tokenCap int, costCap float64, now time.Time) time.Duration {
+// retryAfter returns the time until the window's spend is below each of
+// its caps that it has reached; zero if it already is. Called after prune.
+func (r *rollingSpend) retryAfter(tokenCap int, costCap float64, now time.Time) time.Duration {
 	over := func(u Usage) bool {
 		return tokenCap > 0 && u.Tokens() >= tokenCap || costCap > 0 && u.CostUSD >= costCap
 	}
+	if !over(r.sum) {
+		return 0
+	}
 	var left Usage
-	cutoff := now.Add(-window)
-	for i := len(s.entries) - 1; i >= s.head && s.entries[i].at.After(cutoff); i-- {
-		// What is left once entries[i] has gone: the entries after it.
-		if over(left.plus(s.entries[i].usage)) {
-			return s.entries[i].at.Add(window).Sub(now)
+	es := r.entries[r.head:]
+	for i := len(es) - 1; i >= 0; i-- {
+		// What is left once es[i] has gone: the entries after it.
+		if over(left.plus(es[i].usage)) {
+			return es[i].at.Add(r.window).Sub(now)
 		}
-		left = left.plus(s.entries[i].usage)
+		left = left.plus(es[i].usage)
 	}
 	return 0
 }
 
-// spendCaps reports whether c caps the spend (the window share too), and
-// how long the spend is kept for the rolling windows of its caps: an
-// hour with an hourly cap, else the burn window with a burn-rate cap, else
-// zero.
-func spendCaps(c *Config) (capped bool, keep time.Duration) {
-	s := &c.Spend
-	switch {
-	case s.MaxTokensPerHour > 0 || s.MaxCostUSDPerHour > 0:
-		keep = spendWindow
-	case s.MaxTokensPerMinute > 0 || s.MaxCostUSDPerMinute > 0:
-		keep = s.BurnWindow
+// newSpendState returns the spend state of c's caps: the hour's entries
+// kept with an hourly cap, the burn window's with a burn-rate cap.
+func newSpendState(c *Config) spendState {
+	var s spendState
+	if c.Spend.MaxTokensPerHour > 0 || c.Spend.MaxCostUSDPerHour > 0 {
+		s.hour.window = spendWindow
 	}
-	return keep > 0 || s.MaxTokens > 0 || s.MaxCostUSD > 0 || s.MaxWindowShare > 0, keep
+	if c.Spend.MaxTokensPerMinute > 0 || c.Spend.MaxCostUSDPerMinute > 0 {
+		s.burn.window = c.Spend.BurnWindow
+	}
+	return s
+}
+
+// spendCaps reports whether c caps the spend, or the window share.
+func spendCaps(c *Config) bool {
+	s := &c.Spend
+	return s.MaxTokens > 0 || s.MaxCostUSD > 0 || s.MaxTokensPerHour > 0 || s.MaxCostUSDPerHour > 0 ||
+		s.MaxTokensPerMinute > 0 || s.MaxCostUSDPerMinute > 0 || s.MaxWindowShare > 0
 }
 
 // spendAt returns the spend as of now. Called with b.mu held.
@@ -437,18 +462,13 @@ func (b *CircuitBreaker) spendAt(now time.Time) Spend {
 		StopAtWindowShare:   c.StopAtWindowShare,
 		Windows:             windowsOf(b.windowsAt(now)),
 	}
-	if b.spendKeep > 0 {
-		b.spend.prune(now, b.spendKeep)
+	if b.spend.hour.window > 0 {
+		b.spend.hour.prune(now)
+		s.LastHour = b.spend.hour.sum
 	}
-	if s.MaxTokensPerHour > 0 || s.MaxCostUSDPerHour > 0 {
-		s.LastHour = b.spend.kept
-	}
-	if s.MaxCostUSDPerMinute > 0 || s.MaxTokensPerMinute > 0 {
-		s.BurnWindow = c.BurnWindow
-		s.InBurnWindow = b.spend.kept
-		if c.BurnWindow < b.spendKeep {
-			s.InBurnWindow = b.spend.in(c.BurnWindow, now)
-		}
+	if b.spend.burn.window > 0 {
+		b.spend.burn.prune(now)
+		s.InBurnWindow, s.BurnWindow = b.spend.burn.sum, b.spend.burn.window
 	}
 	return s
 }
@@ -467,7 +487,7 @@ func (b *CircuitBreaker) spendRefusal(s Spend, now time.Time) (r Reason, wait ti
 		return wr, wait, final, ok
 	}
 	if spent {
-		return r, b.spend.retryAfter(spendWindow, s.MaxTokensPerHour, s.MaxCostUSDPerHour, now), false, true
+		return r, b.spend.hour.retryAfter(s.MaxTokensPerHour, s.MaxCostUSDPerHour, now), false, true
 	}
 	if r, ok := s.burnRate(ReasonBurnRate); ok {
 		minutes := s.BurnWindow.Minutes()
@@ -477,7 +497,7 @@ func (b *CircuitBreaker) spendRefusal(s Spend, now time.Time) (r Reason, wait ti
 		}
 		// At least a second: the rate and the sum it is made of are
 		// floats, which may round apart at the cap.
-		wait := b.spend.retryAfter(s.BurnWindow, tokenCap, s.MaxCostUSDPerMinute*minutes, now)
+		wait := b.spend.burn.retryAfter(tokenCap, s.MaxCostUSDPerMinute*minutes, now)
 		return r, max(wait, time.Second), false, true
 	}
 	return Reason{}, 0, false, false
@@ -508,7 +528,7 @@ func (b *CircuitBreaker) addUsage(u Usage, unpriced string, now time.Time) {
 	}
 	if u = u.clean(); !u.zero() {
 		u.Model = ""
-		b.spend.add(u, now, b.spendKeep)
+		b.spend.add(u, now)
 	}
 }
 
