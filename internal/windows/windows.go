@@ -101,14 +101,18 @@ func first(h http.Header, key string) string {
 	return ""
 }
 
-// number reads a share: a finite number, not negative.
+// number reads a share (isShare).
 func number(s string) (float64, bool) {
 	if s == "" {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	return f, err == nil && f >= 0 && !math.IsInf(f, 0)
+	return f, err == nil && isShare(f)
 }
+
+// isShare reports whether f may be a share: a finite number, not
+// negative.
+func isShare(f float64) bool { return f >= 0 && !math.IsInf(f, 0) }
 
 // percent is a fraction of a window as a percent, at most 100 (a share
 // beyond the window is the whole window, as ObserveWindow counts it).
@@ -187,7 +191,7 @@ func FromClaudeCode(line []byte) ([]loopbreaker.Window, bool) {
 	}
 	var ws []loopbreaker.Window
 	add := func(length time.Duration, used *float64, reset float64) {
-		if used != nil && *used >= 0 && !math.IsInf(*used, 0) {
+		if used != nil && isShare(*used) {
 			ws = append(ws, loopbreaker.Window{Length: length, Used: percent(*used), Reset: unix(reset), Source: ClaudeCode})
 		}
 	}
@@ -240,7 +244,7 @@ func FromCodex(line []byte) ([]loopbreaker.Window, bool) {
 	}
 	var ws []loopbreaker.Window
 	for _, w := range []*codexWindow{l.Payload.RateLimits.Primary, l.Payload.RateLimits.Secondary} {
-		if w == nil || w.UsedPercent == nil || !(*w.UsedPercent >= 0) || math.IsInf(*w.UsedPercent, 0) {
+		if w == nil || w.UsedPercent == nil || !isShare(*w.UsedPercent) {
 			continue
 		}
 		var length time.Duration

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/internal/windows"
 )
 
 // maxJSONLine bounds the line claudeOutput holds while it streams: a line
@@ -41,6 +42,10 @@ type claudeOutput struct {
 	// stopReason is the reason of the last hook that ended the run, as
 	// its hook_response event says it (see readHookResponse).
 	stopReason string
+	// windows are the usage windows of the last rate_limit_event, which
+	// Claude Code prints (stream-json) for a subscriber after each
+	// response (see windows.go).
+	windows []loopbreaker.Window
 }
 
 // claudeResult is what the result event said.
@@ -159,6 +164,10 @@ func (c *claudeOutput) read(line []byte) {
 		c.plainMarker = true
 	}
 	if c.codex.read(line) {
+		return
+	}
+	if ws, ok := windows.FromClaudeCode(line); ok {
+		c.windows = ws
 		return
 	}
 	if len(line) == 0 || line[0] != '{' ||
