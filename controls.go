@@ -20,17 +20,21 @@ func (b *CircuitBreaker) Resume() { b.manualClose(CauseResume) }
 func (b *CircuitBreaker) Skip() { b.manualClose(CauseSkip) }
 
 // Abort holds the circuit open (exit.sh's "Abort") with [ReasonAborted],
-// whose Message is the reason the circuit had before. No cooldown ends it:
-// Check refuses until Resume, Skip or Reset. Counters are kept.
+// whose Message is the reason the circuit had before (an abort of an
+// aborted circuit keeps the first one's). No cooldown ends it: Check
+// refuses until Resume, Skip or Reset. Counters are kept.
 func (b *CircuitBreaker) Abort() {
 	b.mu.Lock()
 	defer b.unlock()
 	now := b.cfg.Now()
-	before := b.reason
-	if b.completion.Complete.Kind != ReasonNone {
-		before = b.completion.Complete
+	message := b.reason.String()
+	switch {
+	case b.completion.Complete.Kind != ReasonNone:
+		message = b.completion.Complete.String()
+	case b.state == Open && b.reason.Kind == ReasonAborted:
+		message = b.reason.Message // aborted again: what came before the first abort
 	}
-	b.hold(Reason{Kind: ReasonAborted, Message: before.String()}, now, CauseAbort)
+	b.hold(Reason{Kind: ReasonAborted, Message: message}, now, CauseAbort)
 }
 
 // ForceOpen holds the circuit open with [ReasonForcedOpen], whose Message is

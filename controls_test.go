@@ -176,3 +176,18 @@ func TestAbortOnACompleteLoopHoldsItOpenAndSaves(t *testing.T) {
 		})
 	}
 }
+
+// A second abort keeps what the first one said came before it: the reason
+// does not grow into "Aborted: Aborted: ...".
+func TestAbortingAnAbortedCircuitKeepsItsReason(t *testing.T) {
+	cb, _ := newTestBreaker(t, Config{})
+	for range 3 {
+		cb.RecordFailure("boom")
+	}
+	cb.Abort()
+	first := cb.Stats().Reason
+	cb.Abort()
+	cb.Abort()
+	assert.Equal(t, first, cb.Stats().Reason)
+	assert.Equal(t, "Aborted: 3 consecutive failures (threshold: 3)", first.String())
+}

@@ -420,13 +420,31 @@ elseif op == 'record' then
 		-- error history
 		local function countError()
 			count = redis.call('HINCRBY', E, fp, 1)
-			if count == 1 and maxFP > 0 and redis.call('HLEN', E) > maxFP then
-				-- full: forget another fingerprint, at random
-				for _ = 1, 3 do
-					local other = redis.call('HRANDFIELD', E)
-					if other and other ~= fp then
-						redis.call('HDEL', E, other); set('evicted', num('evicted') + 1)
-						break
+			-- '@<fingerprint>' is when it was last seen (a sequence), so
+			-- that a full history forgets the one seen least recently, as
+			-- the breaker does
+			local seq = num('eseq') + 1
+			set('eseq', seq)
+			redis.call('HSET', E, '@' .. fp, seq)
+			if count == 1 and maxFP > 0 then
+				local all, seen, fps = redis.call('HGETALL', E), {}, {}
+				for i = 1, #all, 2 do
+					if string.sub(all[i], 1, 1) == '@' then
+						seen[string.sub(all[i], 2)] = tonumber(all[i + 1]) or 0
+					else
+						fps[#fps + 1] = all[i]
+					end
+				end
+				if #fps > maxFP then
+					local oldest, oldestSeq = nil, nil
+					for _, other in ipairs(fps) do
+						local at = seen[other] or 0
+						if other ~= fp and (oldestSeq == nil or at < oldestSeq) then
+							oldest, oldestSeq = other, at
+						end
+					end
+					if oldest then
+						redis.call('HDEL', E, oldest, '@' .. oldest); set('evicted', num('evicted') + 1)
 					end
 				end
 			end
@@ -477,7 +495,18 @@ elseif op == 'record' then
 	end
 elseif op == 'abort' then
 	-- arg 1: the held reason (JSON)
-	if num('st') ~= CLOSED then set('before', str('reason')) end
+	-- an abort of an aborted circuit keeps what came before the first
+	if num('st') ~= CLOSED and cjson.decode(str('reason')).kind ~= 'aborted' then
+		local cur = str('reason')
+		if str('before') ~= '' then
+			-- a reason read with what came before it (an abort's, a
+			-- give-up's): that goes along, nested
+			local r = cjson.decode(cur)
+			r.before = cjson.decode(str('before'))
+			cur = cjson.encode(r)
+		end
+		set('before', cur)
+	end
 	hold(arg(1))
 elseif op == 'force' then
 	hold(arg(1))
@@ -557,6 +586,10 @@ if op == 'stats' then
 	}
 	for _, v in ipairs(extra) do reply[#reply + 1] = v end
 	local errs = redis.call('HGETALL', E)
-	for _, v in ipairs(errs) do reply[#reply + 1] = v end
+	for i = 1, #errs, 2 do
+		if string.sub(errs[i], 1, 1) ~= '@' then -- not a recency
+			reply[#reply + 1] = errs[i]; reply[#reply + 1] = errs[i + 1]
+		end
+	end
 end
 return reply

@@ -132,12 +132,7 @@ func parseReply(op string, v []any) (reply, error) {
 		p.fail(1, "reason", fmt.Sprintf("empty for a %s circuit", r.state))
 	}
 	if before := p.reason(3, "reason before"); before.Kind != loopbreaker.ReasonNone {
-		switch r.reason.Kind {
-		case loopbreaker.ReasonAborted:
-			r.reason.Message = before.String()
-		case loopbreaker.ReasonGaveUp:
-			r.reason.Message, r.reason.Last = before.String(), before.Kind
-		}
+		r.reason = withBefore(r.reason, resolvedReason(p.str(3), 0))
 	}
 	r.allow = p.within(4, "allow", 0, 1) == 1
 	r.probe = p.within(5, "probe", 0, 1) == 1
@@ -290,6 +285,34 @@ func (p *replyReader) reason(i int, what string) loopbreaker.Reason {
 		return loopbreaker.Reason{}
 	}
 	return parseReason(s)
+}
+
+// withBefore returns r, an abort or a give-up, with what the circuit had
+// before it in its Message (and Last), as a breaker's reads.
+func withBefore(r, before loopbreaker.Reason) loopbreaker.Reason {
+	switch r.Kind {
+	case loopbreaker.ReasonAborted:
+		r.Message = before.String()
+	case loopbreaker.ReasonGaveUp:
+		r.Message, r.Last = before.String(), before.Kind
+	}
+	return r
+}
+
+// resolvedReason reads a reason the script keeps as what came before an
+// abort: its own "before", when it has one, nested (an Abort of an aborted
+// or given-up circuit), read into it as withBefore does.
+func resolvedReason(s string, depth int) loopbreaker.Reason {
+	r := parseReason(s)
+	var nested struct {
+		Before json.RawMessage `json:"before"`
+	}
+	if depth < 64 && json.Unmarshal([]byte(s), &nested) == nil && len(nested.Before) > 0 {
+		if before := resolvedReason(string(nested.Before), depth+1); before.Kind != loopbreaker.ReasonNone {
+			r = withBefore(r, before)
+		}
+	}
+	return r
 }
 
 // parseReason reads a reason the script stored as JSON. One this build

@@ -275,7 +275,13 @@ func (w *Worker) decision(r reply) loopbreaker.Decision {
 		d.Reason = r.reason
 	}
 	if limit := w.shared.callsPerHour; limit > 0 {
-		d.Budget = loopbreaker.Budget{Limit: limit, Used: r.used}
+		// As a breaker's Decision: the calls before this iteration's,
+		// which the script reserved when it allowed it.
+		used := r.used
+		if r.allow {
+			used = max(used-1, 0)
+		}
+		d.Budget = loopbreaker.Budget{Limit: limit, Used: used}
 	}
 	spend := w.spendOf(r)
 	switch {
@@ -286,14 +292,15 @@ func (w *Worker) decision(r reply) loopbreaker.Decision {
 		d.Reason, d.RetryAfter, d.Budget = spendCapReason(spend, r.capped), r.retry, loopbreaker.Budget{}
 		return d
 	case r.budget:
+		// The budget stays in the Decision, as a breaker's does; its
+		// warning is no news beside the refusal.
 		d.Reason = loopbreaker.Reason{Kind: loopbreaker.ReasonCallBudget, Count: r.used, Threshold: w.shared.callsPerHour}
 		d.RetryAfter = r.retry
-		d.Budget = loopbreaker.Budget{}
 	case r.state == loopbreaker.Open:
 		d.RetryAfter = r.retry
 		d.Budget = loopbreaker.Budget{}
 	}
-	if d.Budget.Warning() != "" {
+	if !r.budget && d.Budget.Warning() != "" {
 		d.Warnings = append(d.Warnings, loopbreaker.Reason{Kind: loopbreaker.ReasonCallBudgetWarning, Count: d.Budget.Used, Threshold: d.Budget.Limit})
 	}
 	if warn := spendWarning(spend, r.warned); warn.Kind != loopbreaker.ReasonNone {
@@ -561,6 +568,19 @@ func (w *Worker) State() loopbreaker.State {
 		return local.State()
 	}
 	return r.state
+}
+
+// Ping reaches the fleet's state on Redis in one round trip, taking and
+// changing nothing, and returns why the worker cannot use it: Redis out of
+// reach, a certificate not trusted, a wrong user or password (go-redis's
+// WRONGPASS), a user without the rights the fleet needs (NOPERM: the ACL
+// line is in docs/fleet.md), or a state that is not the fleet's. Each
+// error names Redis's address, never a user or a password. A host calls it
+// at start to fail fast on a mistake in the setup; Check and Record need
+// no Ping, and a failed Ping starts no outage.
+func (w *Worker) Ping() error {
+	_, err := w.call("check", "1")
+	return err
 }
 
 // IsTripped reports whether the circuit is open (State).

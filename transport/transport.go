@@ -17,6 +17,7 @@ package transport
 import (
 	"io"
 	"net/http"
+	"reflect"
 	"sync"
 	"time"
 
@@ -94,34 +95,65 @@ type WindowMeter interface {
 // refuses a request either: the host asks the breaker before each step, as
 // ever.
 func New(m Meter, base http.RoundTripper) http.RoundTripper {
+	return newTransport(func(*http.Request) Meter { return m }, base)
+}
+
+// newTransport returns the transport that reports each request to the
+// meter route returns for it.
+func newTransport(route func(*http.Request) Meter, base http.RoundTripper) *transport {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &transport{base: base, m: m}
+	return &transport{base: base, route: route}
 }
 
-// transport is the RoundTripper New returns.
+// transport is the RoundTripper New and Route return.
 type transport struct {
-	base http.RoundTripper
-	m    Meter
+	base  http.RoundTripper
+	route func(*http.Request) Meter
 
 	mu     sync.Mutex
-	limits map[string]uint64 // by host: the limits reported, numbered
+	limits map[limitKey]uint64 // the limits reported, numbered
 }
+
+// limitKey names the limits of one host reported to one meter.
+type limitKey struct {
+	m    Meter
+	host string
+}
+
+// maxLimitKeys bounds the meters and hosts whose limits a transport keeps
+// count of, so that routed sessions that come and go leave nothing
+// behind. A count dropped only means that a limit the SDK retried away is
+// waited out to its reset instead of lifted at once.
+const maxLimitKeys = 4096
 
 // RoundTrip counts the call, sends the request with the base transport,
 // and watches the response's body. A success from a host whose limit this
-// transport reported before the request was sent lifts the limit.
+// transport reported to the same meter before the request was sent lifts
+// the limit.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	host := req.URL.Host
-	before := t.limitsOf(host)
-	t.m.CountCall()
+	m := t.route(req)
+	if req.Header.Get(RouteHeader) != "" {
+		req = req.Clone(req.Context())
+		req.Header.Del(RouteHeader)
+	}
+	if m == nil {
+		return t.base.RoundTrip(req)
+	}
+	key := limitKey{host: req.URL.Host}
+	if reflect.TypeOf(m).Comparable() {
+		key.m = m
+	}
+	before := t.limitsOf(key)
+	m.CountCall()
 	resp, err := t.base.RoundTrip(req)
 	if err != nil || resp == nil {
 		return resp, err
 	}
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 && before > 0 && t.limitsOf(host) == before {
-		t.m.LiftLimit(host)
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 && before > 0 && t.limitsOf(key) == before {
+		t.forget(key)
+		m.LiftLimit(key.host)
 	}
 	if wm, ok := t.m.(WindowMeter); ok {
 		for _, w := range windows.FromHeader(resp.Header, host) {
@@ -131,31 +163,50 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.Body == nil || resp.StatusCode == http.StatusSwitchingProtocols {
 		return resp, nil
 	}
-	resp.Body = &watchedBody{body: resp.Body, status: resp.StatusCode, header: resp.Header, host: host, t: t}
+	resp.Body = &watchedBody{body: resp.Body, status: resp.StatusCode, header: resp.Header, key: key, m: m, t: t}
 	return resp, nil
 }
 
-// limitsOf returns how many limits the transport reported of host.
-func (t *transport) limitsOf(host string) uint64 {
+// limitsOf returns how many limits the transport reported of key's host to
+// its meter.
+func (t *transport) limitsOf(key limitKey) uint64 {
+	if key.m == nil {
+		return 0
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.limits[host]
+	return t.limits[key]
 }
 
-// reportLimit reports l, which host's response was.
-func (t *transport) reportLimit(l limits.Limit, host string) {
+// forget drops the count of key: its limit is lifted.
+func (t *transport) forget(key limitKey) {
+	t.mu.Lock()
+	delete(t.limits, key)
+	t.mu.Unlock()
+}
+
+// reportLimit reports l, which key's host's response was, to m.
+func (t *transport) reportLimit(l limits.Limit, key limitKey, m Meter) {
 	lim, ok := publicLimit(l)
 	if !ok {
 		return
 	}
-	lim.Source = host
-	t.mu.Lock()
-	if t.limits == nil {
-		t.limits = make(map[string]uint64)
+	lim.Source = key.host
+	if key.m != nil {
+		t.mu.Lock()
+		if t.limits == nil {
+			t.limits = make(map[limitKey]uint64)
+		}
+		if _, ok := t.limits[key]; !ok && len(t.limits) >= maxLimitKeys {
+			for k := range t.limits {
+				delete(t.limits, k)
+				break
+			}
+		}
+		t.limits[key]++
+		t.mu.Unlock()
 	}
-	t.limits[host]++
-	t.mu.Unlock()
-	t.m.ObserveLimit(lim)
+	m.ObserveLimit(lim)
 }
 
 // publicLimit returns a limit internal/limits read as the breaker takes
@@ -179,7 +230,8 @@ type watchedBody struct {
 	body   io.ReadCloser
 	status int
 	header http.Header
-	host   string
+	key    limitKey
+	m      Meter
 	t      *transport
 
 	mu       sync.Mutex
@@ -236,13 +288,13 @@ func (w *watchedBody) finish() {
 	w.mu.Unlock()
 
 	if w.status >= http.StatusBadRequest {
-		if l := limits.FromHTTP(w.status, w.header, errBody, w.t.m.Now()); l.Kind != limits.None {
-			w.t.reportLimit(l, w.host)
+		if l := limits.FromHTTP(w.status, w.header, errBody, w.m.Now()); l.Kind != limits.None {
+			w.t.reportLimit(l, w.key, w.m)
 		}
 		return
 	}
 	if found {
-		w.t.m.AddUsage(loopbreaker.Usage{
+		w.m.AddUsage(loopbreaker.Usage{
 			InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Model: u.Model,
 			CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
 		})

@@ -125,17 +125,17 @@ func extract(root, tree, dir string) error {
 		return err
 	}
 	untar.Stdin = pipe
-	var stderr bytes.Buffer
-	archive.Stderr, untar.Stderr = &stderr, &stderr
+	var archiveErr, untarErr bytes.Buffer // the two run at once
+	archive.Stderr, untar.Stderr = &archiveErr, &untarErr
 	if err := untar.Start(); err != nil {
 		return err
 	}
 	if err := archive.Run(); err != nil {
 		_ = untar.Wait()
-		return fmt.Errorf("git archive %s: %w: %s", tree, err, stderr.String())
+		return fmt.Errorf("git archive %s: %w: %s", tree, err, archiveErr.String())
 	}
 	if err := untar.Wait(); err != nil {
-		return fmt.Errorf("tar -x: %w: %s", err, stderr.String())
+		return fmt.Errorf("tar -x: %w: %s", err, untarErr.String())
 	}
 	return nil
 }

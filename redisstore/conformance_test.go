@@ -1,0 +1,344 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/loopbreakertest"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// The fleet is the breaker: fleet.lua is a second implementation of the
+// signals a fleet shares, so the same sequences of iterations run through
+// a loopbreaker.CircuitBreaker and through a fleet of one worker must get
+// the same decisions, reasons and counts. A signal the fleet shares is a
+// row of conformanceCases; the fuzz target mixes them all.
+
+// move is one thing a loop does: an iteration (Check, then, when it is
+// allowed, Record with what it did), the cooldown passing, or a person's
+// control.
+type move byte
+
+const (
+	moveSuccess  move = iota // an iteration that succeeded
+	moveFailure              // an iteration that failed with the error "deploy: connection refused"
+	moveFailure2             // ... with "go test: FAIL ./store"
+	moveFailure3             // ... with "lint: 3 issues"
+	moveNoticed              // a success that noticed the error "deploy: connection refused"
+	moveNeutral              // an iteration the host cancelled (context.Canceled)
+	moveCalls                // a success that made 3 calls
+	moveSpend                // a success that spent 300 input and 100 output tokens, $0.25
+	moveLimit                // an iteration a provider refused until an hour from now
+	moveStop                 // an iteration a provider stopped (no credit)
+	moveCooldown             // the cooldown passes (every clock: the breaker's, Redis's)
+	moveAbort
+	moveForceOpen
+	moveResume
+	moveSkip
+	moveReset
+	moveCount // how many moves there are
+)
+
+var moveNames = [...]string{"success", "failure", "failure2", "failure3", "noticed", "neutral", "calls", "spend",
+	"limit", "stop", "cooldown", "abort", "force-open", "resume", "skip", "reset"}
+
+func (m move) String() string { return moveNames[m%moveCount] }
+
+var failureTexts = map[move]string{
+	moveFailure:  "deploy: connection refused",
+	moveFailure2: "go test: FAIL ./store",
+	moveFailure3: "lint: 3 issues",
+}
+
+// conformanceCooldown is long beside a test's moves: the fleet's cooldown
+// runs on Redis's clock, the machine's, and passes only by a cooldown move.
+const conformanceCooldown = 30 * time.Second
+
+// conformanceConfig has every shared signal on, with thresholds a short
+// sequence reaches.
+func conformanceConfig() loopbreaker.Config {
+	return loopbreaker.Config{
+		Cooldown:            conformanceCooldown,
+		MaxConsecutiveOpens: 3,
+		Failures: loopbreaker.FailureRules{
+			MaxConsecutive:     3,
+			MaxSameError:       4,
+			MaxSameErrorInARow: 0,
+			MaxFingerprints:    2,
+		},
+		Spend: loopbreaker.SpendRules{MaxCallsPerHour: 12, MaxTokens: 1500, MaxCostUSD: 1},
+	}
+}
+
+// conformanceCases are the sequences of the table: one or more for each
+// signal the fleet shares. A new shared signal is a new row.
+var conformanceCases = []struct {
+	name  string
+	cfg   func(*loopbreaker.Config) // changes to conformanceConfig
+	moves []move
+}{
+	{"consecutive failures open, a success ends the run", nil,
+		[]move{moveFailure, moveFailure2, moveSuccess, moveFailure, moveFailure2, moveFailure3, moveSuccess}},
+	{"the same error across successes", func(c *loopbreaker.Config) { c.Failures.MaxConsecutive = -1 },
+		[]move{moveFailure, moveSuccess, moveFailure, moveNoticed, moveSuccess, moveFailure, moveSuccess}},
+	{"the same error in a row", func(c *loopbreaker.Config) {
+		c.Failures.MaxConsecutive, c.Failures.MaxSameErrorInARow = -1, 2
+	}, []move{moveFailure, moveFailure2, moveFailure2, moveSuccess}},
+	{"fingerprints beyond the cap are evicted", func(c *loopbreaker.Config) { c.Failures.MaxConsecutive = -1 },
+		[]move{moveFailure, moveFailure2, moveFailure3, moveFailure, moveSuccess, moveFailure, moveFailure, moveFailure, moveSuccess}},
+	{"a neutral iteration changes no count", nil,
+		[]move{moveFailure, moveNeutral, moveFailure, moveNeutral, moveFailure, moveSuccess}},
+	{"the cooldown ends in one probe, whose success closes", nil,
+		[]move{moveFailure, moveFailure, moveFailure, moveSuccess, moveCooldown, moveSuccess, moveSuccess}},
+	{"a failed probe opens again, and the breaker gives up", nil,
+		[]move{moveFailure, moveFailure, moveFailure, moveCooldown, moveFailure, moveCooldown, moveFailure, moveCooldown, moveSuccess}},
+	{"a neutral probe gives the probe back", nil,
+		[]move{moveFailure, moveFailure, moveFailure, moveCooldown, moveNeutral, moveSuccess, moveSuccess}},
+	{"the call budget of the hour, and its warning", nil,
+		[]move{moveCalls, moveCalls, moveSuccess, moveCalls, moveSuccess, moveSuccess, moveSuccess}},
+	{"the spend caps, and the spend warning", func(c *loopbreaker.Config) { c.Spend.MaxCallsPerHour = 0 },
+		[]move{moveSpend, moveSpend, moveSpend, moveSuccess, moveSpend, moveSuccess}},
+	{"a provider limit refuses until it lifts, counting nothing", nil,
+		[]move{moveFailure, moveLimit, moveSuccess, moveResume, moveSuccess}},
+	{"a provider stop until a person resumes", nil,
+		[]move{moveStop, moveSuccess, moveCooldown, moveSuccess, moveResume, moveSuccess}},
+	{"abort holds, resume releases and starts the counts again", nil,
+		[]move{moveFailure, moveFailure, moveAbort, moveSuccess, moveCooldown, moveSuccess, moveResume, moveFailure, moveSuccess}},
+	{"force open holds, skip releases", nil,
+		[]move{moveForceOpen, moveSuccess, moveSkip, moveFailure, moveSuccess}},
+	{"reset starts afresh but for the calls and the spend", nil,
+		[]move{moveFailure, moveFailure, moveFailure, moveReset, moveSpend, moveCalls, moveSuccess}},
+}
+
+// TestTheFleetDecidesAsTheBreaker runs each sequence of the table through
+// a CircuitBreaker and a fleet of one worker, side by side, and requires
+// the same decision at every Check and the same shared figures after
+// every move.
+func TestTheFleetDecidesAsTheBreaker(t *testing.T) {
+	srv := startRedis(t)
+	client := srv.client(t)
+	for _, tc := range conformanceCases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := conformanceConfig()
+			if tc.cfg != nil {
+				tc.cfg(&cfg)
+			}
+			pair := newConformancePair(t, client, cfg)
+			for i, m := range tc.moves {
+				pair.do(t, fmt.Sprintf("move %d (%s)", i, m), m)
+			}
+		})
+	}
+}
+
+// FuzzTheFleetDecidesAsTheBreakerOnRedis runs any sequence of moves
+// through a CircuitBreaker and a fleet of one worker (against a real
+// redis-server), and requires the same decisions, reasons and counts.
+func FuzzTheFleetDecidesAsTheBreakerOnRedis(f *testing.F) {
+	for _, tc := range conformanceCases {
+		seed := make([]byte, len(tc.moves))
+		for i, m := range tc.moves {
+			seed[i] = byte(m)
+		}
+		f.Add(seed)
+	}
+	srv := startRedis(f)
+	client := srv.client(f)
+	f.Fuzz(func(t *testing.T, moves []byte) {
+		if len(moves) > 24 {
+			moves = moves[:24]
+		}
+		cooldowns := 0
+		pair := newConformancePair(t, client, conformanceConfig())
+		for i, b := range moves {
+			m := move(b) % moveCount
+			if m == moveCooldown {
+				if cooldowns++; cooldowns > 20 { // the breaker's hour of calls stays an hour
+					continue
+				}
+			}
+			pair.do(t, fmt.Sprintf("move %d (%s) of %v", i, m, moves), m)
+		}
+	})
+}
+
+// conformancePair is a CircuitBreaker on a test clock and a worker alone
+// in its fleet, both on one config.
+type conformancePair struct {
+	client *redis.Client
+	clock  *loopbreakertest.Clock
+	b      *loopbreaker.CircuitBreaker
+	w      *Worker
+}
+
+var conformanceFleets int
+
+func newConformancePair(t *testing.T, client *redis.Client, cfg loopbreaker.Config) *conformancePair {
+	t.Helper()
+	p := &conformancePair{client: client, clock: loopbreakertest.NewClock(time.Now())}
+	bcfg := cfg
+	bcfg.Now = p.clock.Now
+	var err error
+	p.b, err = loopbreaker.New(bcfg)
+	require.NoError(t, err)
+	conformanceFleets++
+	p.w, err = New(Config{
+		Client:  client,
+		Name:    fmt.Sprintf("conformance-%d-%d", time.Now().UnixNano(), conformanceFleets),
+		Breaker: cfg,
+		// A busy machine may hold a script past the default 200ms: an
+		// outage would hand the decisions to the local breaker.
+		Timeout: 5 * time.Second,
+	})
+	require.NoError(t, err)
+	return p
+}
+
+// do makes the move on both and compares them.
+func (p *conformancePair) do(t *testing.T, what string, m move) {
+	t.Helper()
+	switch m {
+	case moveCooldown:
+		p.cooldown(t)
+	case moveAbort:
+		p.b.Abort()
+		p.w.Abort()
+	case moveForceOpen:
+		p.b.ForceOpen("maintenance")
+		p.w.ForceOpen("maintenance")
+	case moveResume:
+		p.b.Resume()
+		p.w.Resume()
+	case moveSkip:
+		p.b.Skip()
+		p.w.Skip()
+	case moveReset:
+		p.b.Reset()
+		p.w.Reset()
+	default:
+		bd, wd := p.b.Check(), p.w.Check()
+		requireSameDecision(t, what, bd, wd)
+		if bd.Allow {
+			it := p.iteration(m)
+			p.b.Record(it)
+			p.w.Record(it)
+		}
+	}
+	requireSameFigures(t, what, p.b.Stats(), p.w.Stats())
+}
+
+// iteration returns what the iteration of move m did.
+func (p *conformancePair) iteration(m move) loopbreaker.Iteration {
+	switch m {
+	case moveFailure, moveFailure2, moveFailure3:
+		return loopbreaker.Iteration{Err: errors.New(failureTexts[m])}
+	case moveNoticed:
+		return loopbreaker.Iteration{Noticed: errors.New(failureTexts[moveFailure])}
+	case moveNeutral:
+		return loopbreaker.Iteration{Err: context.Canceled}
+	case moveCalls:
+		return loopbreaker.Iteration{Calls: 3}
+	case moveSpend:
+		return loopbreaker.Iteration{Usage: loopbreaker.Usage{InputTokens: 300, OutputTokens: 100, CostUSD: 0.25}}
+	case moveLimit:
+		// A reset an hour away on both clocks: the breaker's test clock
+		// started at the machine's time, and moves by cooldowns only.
+		return loopbreaker.Iteration{Err: limited(loopbreaker.Limit{Kind: loopbreaker.LimitWait, Reset: time.Now().Add(time.Hour).Truncate(time.Second), Why: "usage limit"})}
+	case moveStop:
+		return loopbreaker.Iteration{Err: limited(loopbreaker.Limit{Kind: loopbreaker.LimitStop, Why: "credit balance is too low"})}
+	}
+	return loopbreaker.Iteration{}
+}
+
+// cooldown lets the cooldown of an open circuit pass: the breaker's
+// clock moves by it, and the fleet's opening moves back by it on Redis (its
+// clock is the machine's, which the test cannot move).
+func (p *conformancePair) cooldown(t *testing.T) {
+	t.Helper()
+	if st := p.b.Stats(); st.State == loopbreaker.Open {
+		p.clock.Advance(st.Cooldown)
+	}
+	err := p.client.Eval(context.Background(), `
+		local opened, cd = tonumber(redis.call('HGET', KEYS[1], 'opened') or ''), tonumber(redis.call('HGET', KEYS[1], 'cd') or '')
+		if opened and cd then redis.call('HSET', KEYS[1], 'opened', string.format('%.17g', opened - cd)) end
+		return 0`, p.w.keys[:1]).Err()
+	require.NoError(t, err)
+}
+
+// sharedReason is the part of a reason the fleet shares: all of it.
+func sharedReason(r loopbreaker.Reason) loopbreaker.Reason { return r }
+
+// requireSameDecision compares what a Check said: whether it allows, the
+// state, the probe, the reason, the budget, whether it says when to try
+// again, and the shared warnings. (How long to wait differs: the fleet's
+// clock is Redis's.)
+func requireSameDecision(t *testing.T, what string, b, w loopbreaker.Decision) {
+	t.Helper()
+	type decision struct {
+		Allow, Probe, WaitHelps, RetryLater bool
+		State                               loopbreaker.State
+		Reason                              loopbreaker.Reason
+		Budget                              loopbreaker.Budget
+		Warnings                            []string
+	}
+	of := func(d loopbreaker.Decision) decision {
+		var warnings []string
+		for _, r := range d.Warnings {
+			if r.Kind == loopbreaker.ReasonCallBudgetWarning || r.Kind == loopbreaker.ReasonSpendWarning {
+				warnings = append(warnings, r.String())
+			}
+		}
+		return decision{Allow: d.Allow, Probe: d.Probe, WaitHelps: d.WaitHelps(), RetryLater: d.RetryAfter > 0,
+			State: d.State, Reason: sharedReason(d.Reason), Budget: d.Budget, Warnings: warnings}
+	}
+	require.Equal(t, of(b), of(w), "%s: the breaker's decision (expected) and the fleet's (actual)", what)
+}
+
+// requireSameFigures compares the shared figures of Stats.
+func requireSameFigures(t *testing.T, what string, b, w loopbreaker.Stats) {
+	t.Helper()
+	type figures struct {
+		State                    loopbreaker.State
+		Reason                   loopbreaker.Reason
+		Opens, ConsecutiveOpens  int
+		Failures                 string
+		Budget                   loopbreaker.Budget
+		Spend                    string
+		ProviderLimit            loopbreaker.ReasonKind
+		ProviderLimitUntilIsZero bool
+	}
+	of := func(s loopbreaker.Stats) figures {
+		f := s.Failures
+		var counts []string
+		for fp, n := range f.Counts {
+			counts = append(counts, fmt.Sprintf("%s=%d", fp, n))
+		}
+		return figures{
+			State: s.State, Reason: sharedReason(s.Reason), Opens: s.Opens, ConsecutiveOpens: s.ConsecutiveOpens,
+			Failures: fmt.Sprintf("consecutive %d, total %d, same in a row %d, unique %d, evicted %d, last %q, counts %s",
+				f.Consecutive, f.Total, f.SameErrorInARow, f.Unique, f.Evicted, f.LastFingerprint, sortedJoin(counts)),
+			Budget:                   s.Budget,
+			Spend:                    fmt.Sprintf("%+v", s.Spend.Total),
+			ProviderLimit:            s.ProviderLimit.Kind,
+			ProviderLimitUntilIsZero: s.ProviderLimitUntil.IsZero(),
+		}
+	}
+	require.Equal(t, of(b), of(w), "%s: the breaker's figures (expected) and the fleet's (actual)", what)
+}
+
+func sortedJoin(s []string) string {
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+	return strings.Join(s, " ")
+}
