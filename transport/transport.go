@@ -155,8 +155,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.forget(key)
 		m.LiftLimit(key.host)
 	}
-	if wm, ok := t.m.(WindowMeter); ok {
-		for _, w := range windows.FromHeader(resp.Header, host) {
+	if wm, ok := m.(WindowMeter); ok {
+		for _, w := range windows.FromHeader(resp.Header, key.host) {
 			wm.ObserveWindow(w)
 		}
 	}
