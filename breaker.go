@@ -60,6 +60,7 @@ type loop struct {
 	lastFingerprintCount int          // its count after the last failure
 	anyFailure           bool         // lastFingerprint is set
 	noticed              noticedError // the error the last iteration, a success, noticed
+	providerLoop         string       // the last iteration's provider said it loops: what it said
 
 	progress   progressState
 	stagnation stagnationState
@@ -218,6 +219,18 @@ func (b *CircuitBreaker) Check() Decision {
 	return b.check(true)
 }
 
+// Short returns the signals one bad step short of opening the circuit
+// now, as [Decision.Short] lists them, without a Check: nil when none is,
+// and while the circuit is open or the loop complete.
+func (b *CircuitBreaker) Short() []Reason {
+	b.mu.Lock()
+	defer b.unlock()
+	if b.state == Open {
+		b.advance(b.cfg.Now())
+	}
+	return b.shortNow()
+}
+
 // CheckAction asks whether a tool call the model proposes may run, before
 // it runs. It refuses, as Check does, while the circuit is open or a limit,
 // a spend cap, the call budget or completion holds; and it refuses the call
@@ -348,10 +361,14 @@ func (b *CircuitBreaker) recordIteration(it Iteration) (open bool) {
 		outcome = b.cfg.Classify(it.Err)
 	}
 	var fp, approachFP uint32
-	var errText, sample string
+	var errText, sample, loopSaid string
 	var limit Limit
+	failed := outcome == Failure || outcome == ProviderLoop
 	switch {
-	case outcome == Failure:
+	case failed:
+		if outcome == ProviderLoop {
+			loopSaid = loopWhy(it.Err, b.patterns)
+		}
 		errText = it.Err.Error()
 		fp = fingerprint32(errText)
 		if b.cfg.Failures.MaxSamples >= 0 {
@@ -376,7 +393,7 @@ func (b *CircuitBreaker) recordIteration(it Iteration) (open bool) {
 	}
 	var step *stepFacts
 	if it.Action != nil && outcome != Neutral {
-		f := newStepFacts(&it, outcome == Failure, errText, fp)
+		f := newStepFacts(&it, failed, errText, fp)
 		step = &f
 	}
 	lost := b.guardIteration()
@@ -395,7 +412,8 @@ func (b *CircuitBreaker) recordIteration(it Iteration) (open bool) {
 		b.releaseProbe()
 		b.limitSeen(limit, now)
 	default:
-		b.record(outcome == Failure, fp, sample, &it, approachFP, step, now)
+		b.providerLoop = loopSaid
+		b.record(failed, fp, sample, &it, approachFP, step, now)
 	}
 	b.holdLost(lost, now)
 	return b.state == Open

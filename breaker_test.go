@@ -344,6 +344,7 @@ func TestEveryReasonKindSaysWhatItDoesToTheLoop(t *testing.T) {
 		ReasonFalseCompletion:           ClassStop,
 		ReasonSameToolError:             ClassStop,
 		ReasonRepeatedStep:              ClassStop,
+		ReasonProviderLoop:              ClassStop,
 		ReasonWindowShare:               ClassLimit,
 		ReasonWindowShareWarning:        ClassWarning,
 		ReasonBurnRate:                  ClassLimit,

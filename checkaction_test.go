@@ -202,3 +202,40 @@ func TestEveryKindHasWordsForTheModel(t *testing.T) {
 		assert.Contains(t, r.ForModel(), "loopbreaker warning: ", "%s", k)
 	}
 }
+
+// Short says what Decision.Short says, without a Check: no probe is taken.
+func TestShortNeedsNoCheck(t *testing.T) {
+	cb, advance := toolStepsBreaker(t)
+	for range 2 {
+		cb.Record(failedCall("go_test", "{}", "FAIL"))
+	}
+	require.Len(t, cb.Short(), 1)
+	assert.Equal(t, ReasonRepeatedActionError, cb.Short()[0].Kind)
+	cb.Record(failedCall("go_test", "{}", "FAIL"))
+	assert.Nil(t, cb.Short(), "open: nothing is short of it")
+	advance(30 * time.Second)
+	cb.Short()
+	assert.True(t, cb.Check().Probe, "Short took no probe")
+}
+
+// A person's new prompt starts the step signals afresh: the same short
+// answer to three new questions is no monologue, and the calls before it
+// count toward no repeat after it. The failures are kept.
+func TestANewPromptStartsTheStepsAfresh(t *testing.T) {
+	cb, _ := toolStepsBreaker(t)
+	for range 3 {
+		cb.Record(say("Done."))
+		require.True(t, cb.Check().Allow || cb.Stats().Reason.Kind != ReasonMonologue)
+		cb.NewPrompt()
+	}
+	assert.True(t, cb.Check().Allow, "three answers to three prompts")
+	for range 3 {
+		cb.Record(call("read_file", `{"p":"a"}`, "A"))
+	}
+	cb.Record(failedCall("run", "{}", "boom"))
+	cb.NewPrompt()
+	cb.Record(call("read_file", `{"p":"a"}`, "A"))
+	assert.True(t, cb.Check().Allow, "the read before the prompt is no repeat of this one")
+	assert.Equal(t, 0, cb.Stats().Steps.SameStepInARow-1)
+	assert.Equal(t, 1, cb.Stats().Failures.Total, "failures are kept")
+}

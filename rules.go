@@ -94,6 +94,7 @@ const (
 	ReasonFalseCompletion           // [ProgressRules.MaxClaims] claims of done without Done (clawker)
 	ReasonSameToolError             // [StepRules.MaxSameToolError] of one tool's calls failing the same way
 	ReasonRepeatedStep              // [StepRules.MaxRepeats] same steps in [StepRules.RepeatWindow]
+	ReasonProviderLoop              // the provider refused the agent's repeated tool calls ([ProviderLoop])
 	ReasonWindowShare               // limit: [SpendRules.MaxWindowShare] of a provider's usage window used
 	ReasonWindowShareWarning        // warning: 80% of that share used
 	ReasonBurnRate                  // limit: [SpendRules.MaxCostUSDPerMinute] or MaxTokensPerMinute reached
@@ -869,6 +870,32 @@ var rules = [...]rule{
 			return fmt.Sprintf("You said the work is done %d times in a row without the done signal.", r.Count)
 		},
 		try: "check the plan again: if all of it is done, give the done signal; otherwise take the next open item and do not say the work is done",
+	},
+	ReasonProviderLoop: {
+		name:  "provider_loop",
+		class: ClassStop,
+		early: true,
+		text: func(r Reason) string {
+			return withMessage("The provider refused the agent's repeated tool calls: a loop", r.Message)
+		},
+		check: func(b *CircuitBreaker) verdict {
+			if b.providerLoop != "" {
+				return trip
+			}
+			return pass
+		},
+		evidence: func(b *CircuitBreaker) Reason {
+			return Reason{
+				Message:     b.providerLoop,
+				Fingerprint: formatFingerprint(b.lastFingerprint),
+				Sample:      b.samples.latest(b.lastFingerprint),
+			}
+		},
+		recurs: func(b *CircuitBreaker, _ Reason) bool { return b.providerLoop != "" },
+		advice: func(r Reason) string {
+			return "The model's provider refused your tool calls: you repeated the same call with the same arguments, round after round."
+		},
+		try: "stop repeating that call: read the result it already gave, and take a different step",
 	},
 	ReasonGaveUp: {
 		name:     "gave_up",

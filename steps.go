@@ -296,6 +296,20 @@ func (b *CircuitBreaker) observeSteps(f *stepFacts) {
 	st.steps.push(s)
 }
 
+// NewPrompt tells the breaker that a person gave the agent a new prompt:
+// the step signals start afresh, their window and their runs in a row, so
+// that the same short answer to new questions is no monologue and the
+// last turn's calls count toward no repeat of this one. The failures, the
+// spend, the circuit's state and its history are kept, and no transition
+// is recorded: a host that wants a new prompt to close an open circuit
+// calls Resume too.
+func (b *CircuitBreaker) NewPrompt() {
+	b.mu.Lock()
+	defer b.unlock()
+	b.steps = newStepState(&b.cfg)
+	b.count.StepStats = StepStats{Condensations: b.count.Condensations}
+}
+
 // countOn returns n+1 when the run goes on, else 1 (the run starts again
 // with this step).
 func countOn(goesOn bool, n int) int {

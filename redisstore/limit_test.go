@@ -176,3 +176,20 @@ func TestAResetAtOnceIsWaitedOutForASecondByTheFleet(t *testing.T) {
 	assert.Greater(t, d.RetryAfter, time.Duration(0))
 	assert.LessOrEqual(t, d.RetryAfter, time.Second)
 }
+
+// The provider's refusal of the agent's repeated tool calls on one worker
+// is a loop: the fleet counts it as a failure and its circuit opens at
+// once, for every worker.
+func TestAProviderLoopOpensTheFleetsCircuit(t *testing.T) {
+	f := newFleet(t)
+	ws := f.workers(2, Config{})
+	require.True(t, ws[0].Check().Allow)
+	ws[0].Record(loopbreaker.Iteration{Err: errors.New("[API Error: <400> InternalError.Algo.InvalidParameter: Repetitive tool calls detected in the conversation history.]")})
+	for _, w := range ws {
+		d := w.Check()
+		require.False(t, d.Allow, "worker %s", w.ID())
+		assert.Equal(t, loopbreaker.Open, d.State)
+		assert.Equal(t, loopbreaker.ReasonProviderLoop, d.Reason.Kind)
+	}
+	assert.Equal(t, 1, ws[1].Stats().Failures.Total, "counted as a failure of the fleet")
+}

@@ -356,7 +356,7 @@ func (w *Worker) record(it loopbreaker.Iteration, outcome loopbreaker.Outcome) b
 	var fp, sample, code string
 	var limit *loopbreaker.Limit
 	switch outcome {
-	case loopbreaker.Failure:
+	case loopbreaker.Failure, loopbreaker.ProviderLoop: // a loop is a failure, which the local breaker opens on
 		text := it.Err.Error()
 		fp, code = loopbreaker.Fingerprint(text), "f"
 		if w.cfg.Breaker.Failures.MaxSamples >= 0 {

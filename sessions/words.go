@@ -23,7 +23,7 @@ func wordsForModel(d loopbreaker.Decision) string { return d.ForModel() }
 // shortNow returns the signals one step short of opening the circuit, as
 // the model should read them, and their kinds; without taking a probe.
 func shortNow(cb *loopbreaker.CircuitBreaker) []loopbreaker.Reason {
-	return cb.CheckAction(loopbreaker.Action{}).Short
+	return cb.Short()
 }
 
 // warningWords are the warnings of short the model has not read in the

@@ -73,7 +73,8 @@ type WindowMeter interface {
 // holds.
 //
 // A response that is a provider limit (a 429 with Retry-After or the
-// rate-limit headers, Anthropic's 529, a body such as OpenAI's
+// rate-limit headers, Anthropic's 529, a 502, 503 or 504 of the busy
+// server, waited out as a throttle, a body such as OpenAI's
 // insufficient_quota) is reported (m.ObserveLimit) when its body ends or is
 // closed, with the API's host as its [loopbreaker.Limit.Source]. The SDK
 // retries such a response itself, under the transport: when a later

@@ -146,6 +146,12 @@ func TestTransportReadsUsageAndLimits(t *testing.T) {
 		{"OpenAI's insufficient_quota is no wait", 429, nil,
 			`{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`, nil, loopbreaker.LimitStop, time.Time{}},
 		{"a 500 is an ordinary failure", 500, nil, `{"error":{"message":"server error"}}`, nil, none, time.Time{}},
+		{"a 502 from the model's host is a brief throttle", 502, nil, "<html>Bad Gateway</html>", nil, loopbreaker.LimitThrottle, time.Time{}},
+		{"Gemini's 503 with Retry-After", 503, map[string]string{"Retry-After": "15"},
+			`{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`, nil, loopbreaker.LimitThrottle, now.Add(15 * time.Second)},
+		{"a 504", 504, nil, "", nil, loopbreaker.LimitThrottle, time.Time{}},
+		{"a refusal of repeated tool calls is no limit: the host's Record opens the circuit", 400, nil,
+			`{"error":{"message":"Repetitive tool calls detected in the conversation history."}}`, nil, none, time.Time{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

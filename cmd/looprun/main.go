@@ -194,25 +194,30 @@
 //
 // Exit codes:
 //
-//	0   done: the agent completed the work (done signals, a finished plan)
+//	0   done: the agent completed the work (done signals, a finished plan,
+//	    test-only iterations)
 //	1   error: the command could not run, or the state could not be read
-//	    or saved (a failed save wins over the codes below)
-//	2   usage: bad flags or settings, or a -dir that is not a directory
-//	3   tripped: the circuit is open and nobody was asked (no terminal, or
-//	    it opened on the last iteration -max-iterations allows), or the
-//	    breaker gave up after -max-opens openings in a row
-//	4   aborted: a person chose abort
+//	    or saved (a failed save wins over every other code)
+//	2   usage: bad flags or settings, a -dir that is not a directory, or a
+//	    command line that would delete a protected path (nothing is
+//	    created)
+//	3   tripped: the circuit is open and nobody was asked, or the breaker
+//	    gave up after -max-opens openings in a row
+//	4   aborted: a person chose abort; the circuit stays held open across
+//	    runs until a person resumes or skips, or -reset
 //	5   budget: the call budget is spent (without -wait), or the spend cap
-//	    (-max-cost, -max-tokens)
+//	    (-max-cost, -max-tokens), the burn rate (-max-cost-per-minute,
+//	    without -wait), or the window share (-window-share-stop)
 //	6   limit: -max-iterations ran out, and the last iteration neither
 //	    completed the loop nor opened the circuit
 //	7   protected: the last iteration lost protected files; what could be
-//	    was restored, and the circuit is held open (also when a run
-//	    starts held so, with nobody to ask)
+//	    was restored, and the circuit is held open until a person resumes
+//	    or skips (a run that starts held so, with nobody to ask, stops
+//	    with 7 too)
 //	8   provider: stopped at a provider limit: one no waiting ends, one
-//	    longer than -limit-wait, or a person chose terminate (or did not
-//	    answer within 30 seconds)
-//	130 interrupted: Ctrl+C or SIGTERM
+//	    that lifts later than -limit-wait allows, or a person chose
+//	    terminate (or did not answer within 30 seconds)
+//	130 interrupted: Ctrl+C or SIGTERM; the state is saved
 package main
 
 import (

@@ -24,7 +24,7 @@ type fieldText struct {
 }
 
 // corpusKinds are the kinds a record may have.
-var corpusKinds = map[string]bool{"wait": true, "throttle": true, "stop": true, "none": true}
+var corpusKinds = map[string]bool{"wait": true, "throttle": true, "stop": true, "loop": true, "none": true}
 
 // readCorpus parses testdata/corpus.txt.
 func readCorpus(t testing.TB) []fieldText { return readCorpusFile(t, "testdata/corpus.txt") }
@@ -94,7 +94,16 @@ func readCorpusFile(t testing.TB, name string) []fieldText {
 func TestCorpusRecordsAreWellFormed(t *testing.T) {
 	records := readCorpus(t)
 	require.GreaterOrEqual(t, len(records), 150)
+	heldOut := readCorpusFile(t, heldOutFile)
+	require.GreaterOrEqual(t, len(heldOut), 60)
+	urls := map[string]bool{}
 	for _, r := range records {
+		urls[r.url] = true
+	}
+	for _, r := range heldOut {
+		assert.False(t, urls[r.url], "the held-out record at line %d is from a url of corpus.txt: %s", r.line, r.url)
+	}
+	for _, r := range append(records, heldOut...) {
 		where := fmt.Sprintf("the record at line %d", r.line)
 		assert.True(t, corpusKinds[r.kind], "%s: kind %q", where, r.kind)
 		assert.True(t, strings.HasPrefix(r.url, "https://"), "%s: url %q", where, r.url)
@@ -113,6 +122,8 @@ func kindName(l Limit) string {
 	switch {
 	case l.Kind == Stop:
 		return "stop"
+	case l.Kind == Loop:
+		return "loop"
 	case l.Kind == Wait && l.Throttle:
 		return "throttle"
 	case l.Kind == Wait:
@@ -160,6 +171,22 @@ func scoreCorpus(records []fieldText) corpusScore {
 		}
 	}
 	return s
+}
+
+// heldOutFile is the corpus kept apart: texts the rules were not written
+// or tuned against (see its header).
+const heldOutFile = "testdata/heldout.txt"
+
+// TestHeldOutCorpusIsRecognised scores FromText on the texts kept apart
+// (testdata/heldout.txt) and prints the figures, as
+// TestFieldCorpusIsRecognised does for the corpus the rules were tuned on.
+func TestHeldOutCorpusIsRecognised(t *testing.T) {
+	s := scoreCorpus(readCorpusFile(t, heldOutFile))
+	for _, m := range s.misses {
+		t.Log("miss: " + m)
+	}
+	t.Logf("held out: kinds right: %d of %d (%.1f%%); resets within a minute: %d of %d; look-alikes taken for limits: %d of %d",
+		s.kindsRight, s.records, 100*float64(s.kindsRight)/float64(s.records), s.resetsRight, s.resets, s.takenForLim, s.lookalikes)
 }
 
 // TestFieldCorpusIsRecognised scores FromText on the provider-limit texts

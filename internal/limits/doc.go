@@ -8,14 +8,17 @@
 // never a limit; an SDK error that exposes its HTTP status and response is
 // read like a response; anything else by its text.
 //
-// Each returns a Limit of one of three kinds: None (no limit: an ordinary
+// Each returns a Limit of one of four kinds: None (no limit: an ordinary
 // failure), Wait (a limit that lifts at Limit.Reset, or after a default
-// wait when the text names no time) and Stop (a limit no waiting ends: no
-// credit, a quota or billing cap, usage disabled by an admin). A Wait that
-// is a short rate or capacity throttle (an HTTP 429 or 529, a per-minute
-// rate limit, an overloaded server) rather than a usage window of hours is
-// marked Limit.Throttle, so that a caller waits it out for minutes when no
-// reset time is known.
+// wait when the text names no time), Stop (a limit no waiting ends: no
+// credit, a quota or billing cap, usage disabled by an admin, a refusal
+// under the provider's usage or content policy) and Loop (no limit, but the
+// provider's word that the agent loops: it refused the agent's repeated,
+// identical tool calls). A Wait that is a short rate or capacity throttle
+// (an HTTP 429 or 529, a 502, 503 or 504 from the model's API, a
+// per-minute rate limit, an overloaded server) rather than a usage window
+// of hours is marked Limit.Throttle, so that a caller waits it out for
+// minutes when no reset time is known.
 //
 // # What is recognised
 //
@@ -41,14 +44,22 @@
 // whose quota is a day's is a usage window; one whose quota is zero
 // ("limit: 0") is a stop.
 //
-// Not a limit: a timeout; a 500, 502 or 503; Claude Code's warnings
+// Rate-limit headers dumped into a text (an SDK's error object, a log, curl
+// -v) are read as FromHTTP reads a response's: a window they show spent
+// is a throttle until its reset. Only the model providers' header names
+// count, not GitHub's X-RateLimit-Remaining.
+//
+// Not a limit: a timeout; a 500; a 502 or 503 that does not say it is the
+// model's (a package registry's, the code under test's); the limits of
+// GitHub, package registries, Docker Hub, a model hub's downloads and a
+// usage poller's endpoint; Claude Code's warnings
 // ("You've used 90% of your session limit · resets 5pm", "Approaching
 // weekly limit"); a tool result in stream-json that quotes a limit
 // message; prose and documentation that mention one.
 //
 // # When a text holds several
 //
-// A Stop outranks a Wait; of several Waits, the one with the latest reset
+// A Stop outranks a Loop, and a Loop a Wait; of several Waits, the one with the latest reset
 // decides, as waiting until then outlasts them all, one with a reset
 // outranks one without, and of two without a reset a usage limit outranks
 // a throttle. Only the last 16 signs in the window count.

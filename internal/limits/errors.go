@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,10 @@ const maxErrors = 64
 //     the Stainless-generated SDKs' *apierror.Error (openai-go,
 //     anthropic-sdk-go) and of Azure's *azcore.ResponseError. Their
 //     RawJSON() string method, when there is one, gives the body.
+//
+// A response to a request for a service that is no model provider (GitHub,
+// a package registry, Docker Hub: go-github's *ErrorResponse has the shape
+// too) exposes no status here: its 429 is that service's.
 //
 // When no such error is a limit, FromError reads the text of err with
 // FromText, and when that is no limit either, the texts of the errors err
@@ -131,6 +136,9 @@ func httpParts(e error) (status int, h http.Header, body []byte, ok bool) {
 	if status == 0 && resp != nil {
 		status = resp.StatusCode
 	}
+	if resp != nil && resp.Request != nil && resp.Request.URL != nil && otherService(resp.Request.URL.Hostname()) {
+		return 0, nil, nil, false // a package registry's or GitHub's status: no model's
+	}
 	if resp != nil {
 		h = resp.Header
 	}
@@ -138,6 +146,31 @@ func httpParts(e error) (status int, h http.Header, body []byte, ok bool) {
 		body = []byte(safely(r.RawJSON))
 	}
 	return status, h, body, status != 0
+}
+
+// otherServices are the hosts, and the domains of hosts, of services an
+// agent's build or tools call that are no model provider: package
+// registries, GitHub, Docker Hub, the Hugging Face Hub's downloads (its
+// inference router, router.huggingface.co, is a model provider). Their
+// 429s and 503s are theirs, not a provider limit.
+var otherServices = []string{
+	"github.com", "githubusercontent.com", "npmjs.org", "yarnpkg.com", "pypi.org", "pythonhosted.org",
+	"crates.io", "proxy.golang.org", "sum.golang.org", "docker.io", "docker.com",
+}
+
+// otherService reports whether host is one of otherServices or under one,
+// or the Hugging Face Hub itself.
+func otherService(host string) bool {
+	host = strings.ToLower(host)
+	if host == "huggingface.co" {
+		return true
+	}
+	for _, d := range otherServices {
+		if host == d || strings.HasSuffix(host, "."+d) {
+			return true
+		}
+	}
+	return false
 }
 
 // httpFields reads the exported fields StatusCode int and Response or

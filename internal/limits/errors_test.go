@@ -41,6 +41,23 @@ func newStainlessError(status int, h http.Header, raw string) *stainlessError {
 	}
 }
 
+// githubError has the shape of go-github's *ErrorResponse: the response,
+// whose request names the service, and a message.
+type githubError struct {
+	Response *http.Response
+	Message  string
+}
+
+func (e *githubError) Error() string { return e.Message }
+
+func mustRequest(url string) *http.Request {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		panic(err)
+	}
+	return req
+}
+
 // azureError has the shape of Azure's *azcore.ResponseError.
 type azureError struct {
 	ErrorCode   string
@@ -115,7 +132,13 @@ func TestFromErrorReadsSDKErrorsThatExposeTheirStatus(t *testing.T) {
 		{"Azure shape", &azureError{ErrorCode: "429", StatusCode: 429, RawResponse: &http.Response{StatusCode: 429, Header: header("Retry-After", "60")}},
 			Wait, "2026-01-29T16:30:33+02:00"},
 		{"StatusCode method", statusError{429}, Wait, ""},
-		{"StatusCode method, 503", statusError{503}, None, ""},
+		{"StatusCode method, 503: the server busy", statusError{503}, Wait, ""},
+		{"Stainless 502", newStainlessError(502, nil, "<html>Bad Gateway</html>"), Wait, ""},
+		{"Stainless 500 refusing repeated tool calls", newStainlessError(500, nil, dashScopeLoop), Loop, ""},
+		{"a GitHub client's 429 (go-github's shape)", &githubError{Response: &http.Response{StatusCode: 429,
+			Header: header("Retry-After", "60"), Request: mustRequest("https://api.github.com/repos/o/r/pulls")}, Message: "secondary rate limit"}, None, ""},
+		{"a registry's 503", &githubError{Response: &http.Response{StatusCode: 503,
+			Request: mustRequest("https://registry.npmjs.org/left-pad")}, Message: "Service Unavailable"}, None, ""},
 		{"HTTPResponse method", responseError{&http.Response{StatusCode: 529, Header: header("Retry-After", "10")}}, Wait, "2026-01-29T16:29:43+02:00"},
 		{"Gemini APIError, by its text", geminiError{Code: 429, Message: "Resource has been exhausted (e.g. check quota).", Status: "RESOURCE_EXHAUSTED",
 			Details: []map[string]any{{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "37s"}}}, Wait, "2026-01-29T16:30:10+02:00"},

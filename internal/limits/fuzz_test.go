@@ -11,6 +11,11 @@ import (
 
 var fuzzSeeds = []string{
 	"",
+	"API Error (api.anthropic.com | 504: Gateway time-out) · Retrying in 9 seconds… (attempt 5/10)",
+	"[API Error: <400> InternalError.Algo.InvalidParameter: Repetitive tool calls detected in the conversation history.]",
+	"status: 429,\nheaders: {\n  'anthropic-ratelimit-input-tokens-remaining': '0',\n  'anthropic-ratelimit-input-tokens-reset': '2026-01-29T14:31:30Z',\n  'retry-after': '16'\n}",
+	"■ Invalid prompt: your prompt was flagged as potentially violating our usage policy.",
+	"or try a\ngain at Feb 2nd, 2026 8:41 AM.",
 	"You've hit your limit · resets 5pm (Europe/Vilnius)",
 	"You’ve hit your weekly limit · resets Feb 2 at 9pm (America/New_York)",
 	"You've hit your weekly limit · resets Mon 12:00am",
@@ -49,7 +54,7 @@ var fuzzNows = []time.Time{now, time.Date(2026, 12, 31, 23, 59, 59, 0, time.UTC)
 // before now and at most MaxAhead after it.
 func checkLimit(t *testing.T, l Limit, now time.Time) {
 	t.Helper()
-	if l.Kind > Stop {
+	if l.Kind > Loop {
 		t.Fatalf("kind %v", l.Kind)
 	}
 	if (l.Kind == None) != (l.Why == "") {

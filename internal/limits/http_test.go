@@ -17,12 +17,14 @@ func header(kv ...string) http.Header {
 }
 
 const (
-	anthropicRateLimit = `{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."},"request_id":"req_011"}`
-	anthropicOverload  = `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`
-	anthropicCredit    = `{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}}`
-	openAIRateLimit    = `{"error":{"message":"Rate limit reached for gpt-4o in organization org-x on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 120ms.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`
-	openAIQuota        = `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`
-	geminiExhausted    = `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}`
+	anthropicRateLimit  = `{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your account's rate limit. Please try again later."},"request_id":"req_011"}`
+	anthropicOverload   = `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`
+	anthropicCredit     = `{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}}`
+	dashScopeLoop       = `{"error":{"code":"invalid_parameter_error","message":"<400> InternalError.Algo.InvalidParameter: Repetitive tool calls detected in the conversation history. The same tool call with identical name and arguments has been repeated across multiple consecutive rounds."}}`
+	openAIInvalidPrompt = `{"error":{"message":"Invalid prompt: your prompt was flagged as potentially violating our usage policy. Please try again with a different prompt.","type":"invalid_request_error","param":null,"code":"invalid_prompt"}}`
+	openAIRateLimit     = `{"error":{"message":"Rate limit reached for gpt-4o in organization org-x on requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again in 120ms.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`
+	openAIQuota         = `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`
+	geminiExhausted     = `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}`
 )
 
 func TestFromHTTP(t *testing.T) {
@@ -58,6 +60,8 @@ func TestFromHTTP(t *testing.T) {
 		{"400 credit balance", 400, nil, anthropicCredit,
 			Stop, "", "HTTP 400: Your credit balance is too low to access the Anthropic API"},
 		{"402 payment required", 402, nil, `{"error":{"message":"Insufficient credits"}}`,
+			Stop, "", "HTTP 402: Insufficient credits"},
+		{"402 payment required, a body of no known words", 402, nil, `{"error":{"message":"Pay up"}}`,
 			Stop, "", "HTTP 402 Payment Required"},
 		{"Anthropic windows: the exhausted one's reset", 429, header(
 			"Retry-After", "5",
@@ -86,8 +90,16 @@ func TestFromHTTP(t *testing.T) {
 			Wait, "2026-01-29T16:35:33+02:00", ""},
 		{"500 is an ordinary failure", 500, header("Retry-After", "5"), `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`,
 			None, "", ""},
-		{"502", 502, nil, "<html>Bad Gateway</html>", None, "", ""},
-		{"503 with Retry-After", 503, header("Retry-After", "30"), "upstream connect error", None, "", ""},
+		{"502 is a brief throttle", 502, nil, "<html>Bad Gateway</html>", Wait, "", "HTTP 502 Bad Gateway"},
+		{"503 with Retry-After", 503, header("Retry-After", "30"), "upstream connect error",
+			Wait, "2026-01-29T16:30:03+02:00", "HTTP 503 Service Unavailable (resets 2026-01-29 16:30 Europe/Vilnius)"},
+		{"503, Gemini's overload", 503, nil, `{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`,
+			Wait, "", "HTTP 503: The model is overloaded"},
+		{"504", 504, nil, "", Wait, "", "HTTP 504 Gateway Timeout"},
+		{"a 500 refusing repeated tool calls is a loop", 500, nil, dashScopeLoop, Loop, "", "HTTP 500: Repetitive tool calls detected in the conversation"},
+		{"a 400 refusing repeated tool calls is a loop", 400, nil, dashScopeLoop, Loop, "", ""},
+		{"a 503 refusing repeated tool calls is a loop", 503, header("Retry-After", "30"), dashScopeLoop, Loop, "", ""},
+		{"a 400 refusing the prompt under the usage policy is a stop", 400, nil, openAIInvalidPrompt, Stop, "", ""},
 		{"200", 200, nil, `{"id":"msg_01","type":"message"}`, None, "", ""},
 	}
 	for _, tc := range cases {

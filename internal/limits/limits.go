@@ -18,11 +18,18 @@ const (
 	// when the text named no time). Waiting it out is the cure.
 	Wait
 	// Stop: a limit no waiting ends: no credit left, a quota or billing
-	// cap, usage disabled by an admin. A person has to act.
+	// cap, usage disabled by an admin, a refusal under the provider's usage
+	// policy. A person has to act.
 	Stop
+	// Loop: no limit, but the provider's word that the agent is looping: it
+	// refused the agent's repeated, identical tool calls (DashScope's
+	// "Repetitive tool calls detected"), or the agent's own guard halted
+	// them (Gemini CLI's "A potential loop was detected"). Neither waiting
+	// nor credit ends it; a new approach does.
+	Loop
 )
 
-// String returns "none", "wait" or "stop".
+// String returns "none", "wait", "stop" or "loop".
 func (k Kind) String() string {
 	switch k {
 	case None:
@@ -31,6 +38,8 @@ func (k Kind) String() string {
 		return "wait"
 	case Stop:
 		return "stop"
+	case Loop:
+		return "loop"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -51,13 +60,13 @@ type Limit struct {
 	// per-minute rate limit, an overloaded server, Claude Code's "Server
 	// is temporarily limiting requests"), not a usage window of hours or
 	// days. It matters when Reset is zero: a caller waits a throttle out
-	// for minutes, a usage limit for an hour. Always false for None and
-	// Stop.
+	// for minutes, a usage limit for an hour. Always false for None, Stop
+	// and Loop.
 	Throttle bool
 }
 
 // Until is when a Wait lifts: Reset, or now plus defaultWait when the text
-// named no time. It is zero for None and Stop.
+// named no time. It is zero for None, Stop and Loop.
 func (l Limit) Until(now time.Time, defaultWait time.Duration) time.Time {
 	switch {
 	case l.Kind != Wait:
@@ -107,6 +116,19 @@ type Pattern struct {
 	Throttle bool
 }
 
+// rank orders the kinds for outranks: a stop over a loop over a wait.
+func (k Kind) rank() int {
+	switch k {
+	case Wait:
+		return 1
+	case Loop:
+		return 2
+	case Stop:
+		return 3
+	}
+	return 0
+}
+
 // FromText recognises a provider limit in what an agent printed: Claude
 // Code's plain text and its stream-json lines, API error bodies, SDK error
 // strings. It reads the last MaxScan bytes of text; now is the time the
@@ -147,14 +169,16 @@ func zoneName(t time.Time) string {
 }
 
 // outranks reports whether f decides over g, the finding before it in the
-// text: a Stop over any Wait, a Wait with a reset over one without, the
-// later reset over the earlier one, of two Waits without a reset a usage
-// limit over a throttle, and, all else equal, the later finding.
+// text: a Stop over a Loop over any Wait (waiting out a throttle does not
+// end a loop, and a person has to act on a stop whatever else), a Wait
+// with a reset over one without, the later reset over the earlier one, of
+// two Waits without a reset a usage limit over a throttle, and, all else
+// equal, the later finding.
 func (f finding) outranks(g finding) bool {
 	switch {
 	case f.kind != g.kind:
-		return f.kind == Stop
-	case f.kind == Stop:
+		return f.kind.rank() > g.kind.rank()
+	case f.kind != Wait:
 		return true
 	case !g.reset.ok && !f.reset.ok:
 		return !f.throttle || g.throttle

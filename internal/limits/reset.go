@@ -122,7 +122,7 @@ func clauseAt(s string, i int, now time.Time, retries bool) when {
 				return durationAt(s[end:], now)
 			}
 		}
-		for _, at := range [][]string{{"resets", "at"}, {"reset", "at"}, {"resets", "on"}, {"reset", "on"}, {"regain", "access", "on"}, {"try", "again", "at"}, {"resets"}, {"reset"}} {
+		for _, at := range [][]string{{"resets", "at"}, {"reset", "at"}, {"resets", "on"}, {"reset", "on"}, {"regain", "access", "on"}, {"try", "again", "at"}, {"restablece", "el"}, {"resets"}, {"reset"}} {
 			if end, ok := phraseAt(s, i, at...); ok {
 				return parseWhen(s[end:], now)
 			}
@@ -161,18 +161,49 @@ func durationAt(s string, now time.Time) when {
 
 // phraseAt reports whether s holds the words at s[i:], in any case, each
 // followed by white space, and where the white space after the last ends.
+// A word may be broken once by a line break, as a terminal wraps a long
+// line in the middle of a word ("try a\ngain at Jun 18th").
 func phraseAt(s string, i int, words ...string) (int, bool) {
 	for _, w := range words {
-		if !foldAt(s, i, w) {
+		end, ok := foldWrappedAt(s, i, w)
+		if !ok {
 			return 0, false
 		}
-		i += len(w)
+		i = end
 		if i == len(s) || !isSpace(s[i]) {
 			return 0, false
 		}
 		i = skipSpace(s, i)
 	}
 	return i, true
+}
+
+// foldWrappedAt reports whether s holds word at s[i:], in any case, and
+// where it ends there: as foldAt, but the word may be broken once after its
+// first byte by a line break and the indent after it.
+func foldWrappedAt(s string, i int, word string) (int, bool) {
+	wrapped := false
+	for j := 0; j < len(word); j++ {
+		if i < len(s) && j > 0 && !wrapped && (s[i] == '\n' || s[i] == '\r') {
+			wrapped = true
+			for i < len(s) && isSpace(s[i]) {
+				i++
+			}
+		}
+		if i >= len(s) || lower(s[i]) != word[j] {
+			return 0, false
+		}
+		i++
+	}
+	return i, true
+}
+
+// lower is the lower case of an ASCII letter, and any other byte itself.
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // fieldAt reports whether s holds the JSON field name at s[i:], quoted
@@ -234,6 +265,7 @@ func isWordByte(c byte) bool { return isLetter(c) || isDigit(c) || c == '_' }
 //	May 5 at 9pm   Jul 31, 2am   Jul 5th, 2026 8:19 PM
 //	2025-06-01 at 00:00 UTC
 //	10 de jul. de 2026, 11:52             Codex in Portuguese
+//	26 may 2026, 2:40 p.m.                Codex in Spanish
 //	... (Europe/Vilnius)  (UTC)  (Etc/GMT+5)
 //
 // The clock needs minutes or am/pm: a bare "5" is no time.
@@ -242,7 +274,7 @@ var whenRE = sync.OnceValue(func() *regexp.Regexp {
 		`(?:(?P<wday>mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?` +
 		`(?:(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{4}))?(?:\s*,\s*|\s+at\s+|\s+)` +
 		`|(?P<iso>\d{4}-\d{2}-\d{2})(?:\s+at\s+|\s+|T)` +
-		`|(?P<pday>\d{1,2})\s+de\s+(?P<pmonth>[a-z]{3})[a-z]*\.?\s+de\s+(?P<pyear>\d{4}),?\s+)?` +
+		`|(?P<pday>\d{1,2})\s+(?:de\s+)?(?P<pmonth>[a-z]{3})[a-z]*\.?\s+(?:de\s+)?(?P<pyear>\d{4}),?\s+)?` +
 		`(?P<hour>\d{1,2})(?::(?P<min>\d{2}))?(?::\d{2})?(?:\s*(?P<ampm>[ap]\.?\s?m\b\.?))?` +
 		`(?:\s*\((?P<zone>[A-Za-z][A-Za-z0-9_+\-/]{0,63})\)|\s*\b(?P<zword>UTC|GMT)(?P<zoff>[+-]\d{1,2}(?::?\d{2})?)?\b)?`)
 })
@@ -258,12 +290,16 @@ var months = map[string]time.Month{
 	"sep": time.September, "oct": time.October, "nov": time.November, "dec": time.December,
 }
 
-// mesesPT are the months as Portuguese abbreviates them ("10 de jul. de
-// 2026"), as Codex writes a date in a Portuguese locale.
+// mesesPT are the months as Portuguese and Spanish abbreviate them ("10
+// de jul. de 2026", "26 may 2026"), as Codex writes a date, day first, in
+// those locales; and English's, day first too.
 var mesesPT = map[string]time.Month{
 	"jan": time.January, "fev": time.February, "mar": time.March, "abr": time.April,
 	"mai": time.May, "jun": time.June, "jul": time.July, "ago": time.August,
 	"set": time.September, "out": time.October, "nov": time.November, "dez": time.December,
+	"ene": time.January, "feb": time.February, "may": time.May, "sep": time.September,
+	"oct": time.October, "dic": time.December,
+	"apr": time.April, "aug": time.August, "dec": time.December,
 }
 
 // parseWhen reads a clock time from the start of s (see whenRE) and

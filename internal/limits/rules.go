@@ -88,12 +88,32 @@ func re(expr string) *regexp.Regexp { return regexp.MustCompile(`(?i)` + expr) }
 //   - Codex: "exceeded retry limit, last status: 429 Too Many Requests",
 //     "We're currently experiencing high demand".
 //
+// The waits of a busy server, throttles too: Claude Code's "API Error (503
+// upstream connect error ...)" and "API Error (api.anthropic.com | 504:
+// Gateway time-out)", Codex's "unexpected status 502 Bad Gateway", Gemini's
+// "The model is overloaded", OpenAI's "The server is overloaded or not
+// ready yet" and server_is_overloaded.
+//
+// The loops: DashScope's "Repetitive tool calls detected in the
+// conversation history" (through Qwen Code), Gemini CLI's "A potential
+// loop was detected".
+//
+// The refusals under a provider's policy, stops: Claude Code's "Claude
+// Code is unable to respond to this request, which appears to violate our
+// Usage Policy", OpenAI's "Invalid prompt: your prompt was flagged as
+// potentially violating our usage policy", Codex's "This content was
+// flagged for possible cybersecurity risk", Anthropic's "Output blocked by
+// content filtering policy", Gemini's FinishReasonSafety.
+//
 // The stops: Claude Code's and the Anthropic API's "This organization has
 // been disabled.", "Your organization has disabled Claude subscription
 // access", "Extra usage is required for long context requests" (a 429
 // that waiting does not lift), its admin and credit caps; Copilot's "402
 // You have no quota"; Cursor's "You've hit your usage limit · Get Cursor
-// Pro"; OpenRouter's "This request requires more credits"; OpenAI's
+// Pro"; OpenRouter's "This request requires more credits" and "More credits
+// are required"; DeepSeek's "Insufficient Balance", Moonshot's "suspended due
+// to insufficient balance" (a 429), Anthropic's "would exceed your
+// account's monthly spend limit" (a rate_limit_error); OpenAI's
 // insufficient_quota and billing codes, and Codex's word for them, "Quota
 // exceeded. Check your plan and billing details."; Continue's "You have no credits
 // remaining"; a client's "HTTP 402 Payment Required".
@@ -116,6 +136,12 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, lead: true, needs: []string{"limit", "reached"}},
 		{re: re(`\blimit\s+reached\s*[·•∙]\s*resets\b`),
 			kind: Wait, lead: true, needs: []string{"limit", "reached", "resets"}},
+		// Codex in Spanish: "Tu límite de uso se restablece el 26 may 2026,
+		// 2:40 p.m."
+		{re: re(`\btu\s+límite\s+de\s+uso\s+se\s+restablece\b`),
+			kind: Wait, lead: true, needs: []string{"límite", "restablece"}},
+		{re: re(`\byou` + apostrophe + `re\s+out\s+of\s+codex\s+messages`),
+			kind: Wait, lead: true, needs: []string{"out", "codex"}},
 
 		// Rate and capacity throttles, as their tools write them.
 		{re: re(`\brequest\s+rejected\s+\(429\)`),
@@ -130,6 +156,10 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, lead: true, needs: []string{"api", "reached"}},
 		{re: re(`\brate\s+limit\s+reached\s+for\s+\S+\s+in\s+organization`),
 			kind: Wait, throttle: true, needs: []string{"organization", "reached"}},
+		// OpenAI's older words: "Rate limit reached for tokens. Limit:
+		// 150000.000000 / min."
+		{re: re(`\brate\s+limit\s+reached\s+for\s+(?:tokens|requests)\.\s+limit:`),
+			kind: Wait, throttle: true, needs: []string{"reached", "limit:"}},
 		{re: re(`\bthis\s+request\s+would\s+exceed\s+(?:the\s+rate\s+limit|your\s+(?:organization|account)` + apostrophe + `s\s+rate\s+limit)`),
 			kind: Wait, throttle: true, needs: []string{"would", "exceed"}},
 		{re: re(`\bexceeded\s+(?:the\s+)?(?:token|call)\s+rate\s+limit`),
@@ -142,6 +172,12 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, needs: []string{"sorry", "limited"}},
 		{re: re(`\byou\s+have\s+exceeded\s+your\s+[\w .-]{1,40}?\s+token\s+usage`),
 			kind: Wait, throttle: true, needs: []string{"token", "usage"}},
+		// Mistral's "Requests rate limit exceeded" and "Service tier capacity
+		// exceeded for this model".
+		{re: re(`\brequests\s+rate\s+limit\s+exceeded\b`),
+			kind: Wait, throttle: true, weak: true, needs: []string{"requests", "exceeded"}},
+		{re: re(`\bservice\s+tier\s+capacity\s+exceeded\b`),
+			kind: Wait, throttle: true, needs: []string{"capacity", "exceeded"}},
 		{re: re(`\bcurrently\s+experiencing\s+high\s+demand`),
 			kind: Wait, throttle: true, needs: []string{"demand"}},
 		{re: re(`\b(?:rate\s+limiting|slow\s+response\s+times)\s+detected`),
@@ -150,6 +186,44 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, needs: []string{"switching"}},
 		{re: re(`\btoo\s+many\s+(?:requests|tokens),\s+please\s+wait`),
 			kind: Wait, throttle: true, needs: []string{"many", "wait"}},
+		// A 502, 503 or 504 from the model's API, or its word that it is
+		// overloaded: waited out briefly, like a throttle. A bare "503
+		// Service Unavailable" is not enough: a build's registry says it
+		// too; the model's own client says whose it is.
+		{re: re(`\bAPI\s+Error\s*(?::\s*|\(\s*)(?:[\w.-]+\s*\|\s*)?(50[234])\b`),
+			kind: Wait, throttle: true, lead: true, why: "API Error ", needs: []string{"api", "50"}},
+		{re: re(`\bunexpected\s+status\s+(50[234])\b`),
+			kind: Wait, throttle: true, lead: true, why: "unexpected status ", needs: []string{"status", "50"}},
+		// A retrying client's last word: "All 2 attempts failed. Last
+		// status: 503 Service Unavailable."
+		{re: re(`\blast\s+status:\s+(50[234])\b`),
+			kind: Wait, throttle: true, weak: true, why: "last status ", needs: []string{"last", "50"}},
+		// The OpenAI SDKs' words for a 5xx page: "openai.error.APIError:
+		// HTTP code 502 from API (<!DOCTYPE html>", "openai.InternalServerError:
+		// <html>\n<head><title>502 Bad Gateway</title>".
+		{re: re(`\bHTTP\s+code\s+(50[234])\s+from\s+API\b`),
+			kind: Wait, throttle: true, weak: true, why: "HTTP code ", needs: []string{"from", "50"}},
+		{re: regexp.MustCompile(`\bInternalServerError:\s*<html>\s*<head><title>(50[234])\b`),
+			kind: Wait, throttle: true, weak: true, why: "InternalServerError ", needs: []string{"internalservererror", "50"}},
+		// An HTTP client's words for a 5xx from a model's host: httpx's
+		// "Server error '503 Service Unavailable' for url
+		// 'https://bedrock-runtime...'", requests' "503 Server Error: ... for
+		// url: https://api.openai.com/...".
+		{re: re(`\b(50[234])\b[^\n]{0,60}?\bfor\s+url:?\s+'?https?://` + modelHosts),
+			kind: Wait, throttle: true, weak: true, why: "HTTP ", needs: []string{"url", "50"}},
+		// requests' "429 Client Error: Too Many Requests for url:
+		// https://api-inference.huggingface.co/..." from a model's host (a
+		// model hub's download is a look-alike).
+		{re: re(`\b(429)\s+client\s+error:\s+too\s+many\s+requests\s+for\s+url:?\s+'?https?://` + modelHosts),
+			kind: Wait, throttle: true, weak: true, why: "HTTP ", needs: []string{"url", "429"}},
+		// DeepSeek's "The server is busy. Please try again later."
+		{re: re(`\bthe\s+server\s+is\s+busy\b`),
+			kind: Wait, throttle: true, lead: true, weak: true, needs: []string{"busy"}},
+		// A Gemini client's (Dio's) words for a 503.
+		{re: re(`\bGeminiException\b[^\n]{0,80}\bstatus\s+code\s+of\s+(50[234])\b`),
+			kind: Wait, throttle: true, weak: true, why: "Gemini status ", needs: []string{"geminiexception", "50"}},
+		{re: re(`\b(?:(?:the|our|that)\s+)?(?:model|server|servers|engine)\s+(?:is\s+|are\s+)?(?:currently\s+)?overloaded\b`),
+			kind: Wait, throttle: true, weak: true, needs: []string{"overloaded"}},
 		{re: regexp.MustCompile(`\bStatus:\s+(RESOURCE_EXHAUSTED)\b`),
 			kind: Wait, throttle: true, why: "Gemini ", needs: []string{"resource_exhausted"}},
 		{re: regexp.MustCompile(`\bcode\s+=\s+(ResourceExhausted)\s+desc\s+=`),
@@ -180,7 +254,86 @@ var rules = sync.OnceValue(func() []rule {
 		{re: re(`\byou\s+have\s+reached\s+your\s+specified\s+api\s+usage\s+limits`),
 			kind: Stop, capped: true, needs: []string{"specified"}},
 
+		// Refusals under the provider's usage or content policy: the
+		// request must change, and a person changes it.
+		{re: re(`\bclaude\s+code\s+is\s+unable\s+to\s+respond\s+to\s+this\s+request,?\s+which\s+appears\s+to\s+violate\s+our\s+usage\s+policy`),
+			kind: Stop, lead: true, needs: []string{"violate", "policy"}},
+		{re: re(`\binvalid\s+prompt:\s+your\s+prompt\s+was\s+flagged\s+as\s+potentially\s+violating\s+our\s+usage\s+policy`),
+			kind: Stop, lead: true, needs: []string{"flagged", "policy"}},
+		{re: re(`\bthis\s+content\s+was\s+flagged\s+for\s+possible\s+cybersecurity\s+risk`),
+			kind: Stop, lead: true, needs: []string{"flagged", "cyber"}},
+		{re: re(`\boutput\s+blocked\s+by\s+content\s+filtering\s+policy`),
+			kind: Stop, lead: true, needs: []string{"blocked", "policy"}},
+		{re: regexp.MustCompile(`\bFinishReason(?:Safety|ProhibitedContent|Blocklist|Spii)\b`),
+			kind: Stop, why: "Gemini ", needs: []string{"finishreason"}},
+		// Claude Code's "Fable 5's safeguards flagged this message" and
+		// "Opus 5 (1M context)'s safeguards flagged this message".
+		{re: re(apostrophe + `s\s+safeguards\s+flagged\s+this\s+message\b`),
+			kind: Stop, needs: []string{"safeguards", "flagged"}},
+		// Google's SDKs: "Candidate was blocked due to SAFETY", "Response
+		// was blocked due to PROHIBITED_CONTENT".
+		{re: regexp.MustCompile(`\b(?:[Cc]andidate|[Rr]esponse)\s+was\s+blocked\s+due\s+to\s+(SAFETY|PROHIBITED_CONTENT)\b`),
+			kind: Stop, why: "Gemini blocked ", needs: []string{"blocked"}},
+		// A provider's safety filter in Chinese: "您的请求包含不安全内容，已被系统拦截"
+		// (your request holds unsafe content and was blocked).
+		{re: regexp.MustCompile(`(?:包含|含有)不安全(?:内容|信息)`),
+			kind: Stop, why: "safety filter (不安全内容)", needs: []string{"不安全"}},
+		// OpenAI's "Your request was rejected as a result of our safety
+		// system"; Google Flow's PUBLIC_ERROR_UNSAFE_GENERATION.
+		{re: re(`\brejected\s+as\s+a\s+result\s+of\s+our\s+safety\s+system\b`),
+			kind: Stop, needs: []string{"rejected", "safety"}},
+		{re: regexp.MustCompile(`\bPUBLIC_ERROR_UNSAFE_(?:GENERATION|CONTENT|FACE|IDENTITY)\b`),
+			kind: Stop, needs: []string{"public_error_unsafe"}},
+		{re: re(`\btriggering\s+Azure\s+OpenAI` + apostrophe + `s\s+content\s+management\s+policy`),
+			kind: Stop, needs: []string{"azure", "policy"}},
+		{re: regexp.MustCompile(`\b(?:[Bb]locked\s+for\s+reason:\s+|BlockedReason\.)(SAFETY|PROHIBITED_CONTENT)\b`),
+			kind: Stop, why: "Gemini blocked ", needs: []string{"blocked"}},
+
+		// The provider's word that the agent loops.
+		{re: re(`\brepetitive\s+tool\s+calls\s+detected\s+in\s+the\s+conversation`),
+			kind: Loop, needs: []string{"repetitive"}},
+		{re: re(`\ba\s+potential\s+loop\s+was\s+detected\b`),
+			kind: Loop, lead: true, needs: []string{"potential", "loop"}},
+		// An agent's own guard: GarraRUST's "agent error: tool loop
+		// detected: file_write", asimi's msg="tool call loop detected".
+		{re: re(`\btool\s+(?:call\s+)?loop\s+detected\b`),
+			kind: Loop, lead: true, needs: []string{"tool", "loop"}},
+		// QwenPaw's "Repetitive pattern detected. You are repeating similar
+		// actions without progress"; the OpenRouter agent SDK's "tool "sh"
+		// was invoked in 2 consecutive rounds with identical arguments".
+		// Kimi Code's reminder: "You are repeating the exact same tool call
+		// with identical parameters".
+		{re: re(`\byou\s+are\s+repeating\s+the\s+exact\s+same\s+tool\s+call\b`),
+			kind: Loop, needs: []string{"repeating", "exact"}},
+		{re: re(`\brepetitive\s+pattern\s+detected\b`),
+			kind: Loop, needs: []string{"repetitive", "pattern"}},
+		{re: re(`\b(?:consecutive\s+rounds|times\s+in\s+a\s+row)\s+with\s+identical\s+arguments\b`),
+			kind: Loop, needs: []string{"identical", "arguments"}},
+
 		// Stops.
+		{re: re(`\binsufficient\s+(?:balance|credits?|funds)\b`),
+			kind: Stop, lead: true, needs: []string{"insufficient"}},
+		{re: re(`\byour\s+(?:prepayment\s+|prepaid\s+)?credits\s+are\s+depleted`),
+			kind: Stop, needs: []string{"credits", "depleted"}},
+		// Letta's 402 {"error":"Rate limited","reasons":[...,"not-enough-credits"]}.
+		{re: re(`\b(?:your\s+)?workspace\s+is\s+out\s+of\s+credits\b`),
+			kind: Stop, lead: true, needs: []string{"workspace", "credits"}},
+		{re: re(`\bnot-enough-credits\b`),
+			kind: Stop, needs: []string{"not-enough-credits"}},
+		{re: re(`\byour\s+(?:paid\s+)?balance\s+is\s+insufficient\b`),
+			kind: Stop, needs: []string{"insufficient"}},
+		// One API's and new-api's (proxies') "用户额度不足": the user's
+		// credit is spent.
+		{re: regexp.MustCompile(`(?:用户|账户|帐户)?额度不足`),
+			kind: Stop, why: "credit spent (额度不足)", needs: []string{"额度不足"}},
+		{re: re(`\bsuspended\s+due\s+to\s+insufficient\s+balance`),
+			kind: Stop, needs: []string{"insufficient"}},
+		{re: re(`\bmore\s+credits\s+are\s+required\b`),
+			kind: Stop, lead: true, needs: []string{"credits", "required"}},
+		{re: re(`\byou\s+seem\s+to\s+have\s+run\s+out\s+of\s+(?:funds|credits)`),
+			kind: Stop, lead: true, needs: []string{"run", "out"}},
+		{re: re(`\bwould\s+exceed\s+your\s+(?:account|organization)` + apostrophe + `s\s+monthly\s+spend\s+limit`),
+			kind: Stop, needs: []string{"monthly", "spend"}},
 		{re: re(`\byour\s+usage\s+allocation\s+has\s+been\s+disabled`),
 			kind: Stop, lead: true, needs: []string{"allocation"}},
 		{re: re(`\byour\s+group` + apostrophe + `s\s+usage\s+limit\s+is\s+set\s+to\s+\$0`),
@@ -238,6 +391,7 @@ func codeFields() []rule {
 		{"rate_limit_exceeded", Wait, true},
 		{"rate_limited", Wait, true},
 		{"overloaded_error", Wait, true},
+		{"server_is_overloaded", Wait, true},
 		{"resource_exhausted", Wait, true},
 		{"ratelimitexceeded", Wait, true},
 		{"throttling_error", Wait, true},
@@ -246,6 +400,7 @@ func codeFields() []rule {
 		{"insufficient_quota", Stop, false},
 		{"billing_hard_limit_reached", Stop, false},
 		{"billing_not_active", Stop, false},
+		{"content_policy_violation", Stop, false},
 		{"quota_exceeded", Stop, false},
 	} {
 		expr, need := codeField(c.code), c.code
@@ -268,13 +423,23 @@ func codeField(codes string) string {
 	return q + `?(?:type|code|status|reason|error)` + q + `?\s*[:=]\s*` + q + `?(` + codes + `)\b`
 }
 
+// modelHosts are the hosts of the model APIs, as an expression: a 5xx
+// from one of them is the model's, not a registry's or a build's.
+const modelHosts = `(?:api\.anthropic\.com|api\.openai\.com|bedrock-runtime\.[\w-]+\.amazonaws\.com|` +
+	`generativelanguage\.googleapis\.com|[\w-]+-aiplatform\.googleapis\.com|[\w-]+\.openai\.azure\.com|` +
+	`openrouter\.ai|api\.deepseek\.com|api\.mistral\.ai|api\.groq\.com|api\.x\.ai|` +
+	`api-inference\.huggingface\.co|router\.huggingface\.co)`
+
 // lookalikes find the words of a text that looks like a limit but is
 // none, in a message: a request too large for the model's context or its
 // per-minute budget (waiting does not help, the request must change); a
 // test's failure about rate limiting (the code under test, not the
 // provider); documentation that explains an error (Cause: ... Solution:);
-// the rate limit of a package registry or of GitHub, which an agent's
-// build or tool met, not the model's provider. They overrule a message's
+// the rate limit of a package registry, of GitHub or of a model hub's
+// downloads, which an agent's build or tool met, not the model's provider;
+// the rate limit of a usage poller (a status line reading Claude's
+// oauth/usage or Codex's wham/usage endpoint), which is no limit on the
+// agent's work. They overrule a message's
 // weak signs. They are in lower case and run on the lower-cased region, as
 // do dailyQuota and zeroQuota, each expression on its own: one alternation of
 // them all, folding case, cost most of the time of reading a region, where
@@ -288,6 +453,8 @@ var lookalikes = compileAll(
 	`\bcause:\s[^\n]*\bsolution:\s`,
 	`npm\s+err!`, `registry\.npmjs\.org`, `registry\.yarnpkg\.com`, `pypi\.org`, `files\.pythonhosted\.org`,
 	`crates\.io`, `proxy\.golang\.org`, `api\.github\.com`, `docker\.io`,
+	`huggingface\.co/[^\s/]+/[^\s/]+/resolve/`,
+	`oauth/usage`, `wham/usage`, `failed\s+to\s+load\s+usage\s+data`, `\busage\s+api\b`,
 )
 
 // dailyQuota finds a quota of a day in a message whose sign is a throttle:
@@ -344,19 +511,43 @@ func leads(text string, at int) bool {
 	if !strings.HasSuffix(p, ":") {
 		return false
 	}
-	return endsWithLabel(p[:len(p)-1])
+	return endsWithLabel(p[:len(p)-1]) || labelChain(p)
 }
+
+// labelChain reports whether p, which ends in a colon, is a chain of
+// labels that a label opens: "Error: Error during compaction:",
+// "Transformation error: AIX: Error in response:". A link in it longer
+// than a label ("Error: Task failed: Status code was 403 and not [200]:")
+// makes it prose.
+func labelChain(p string) bool {
+	first := strings.IndexByte(p, ':')
+	if first == len(p)-1 || !endsWithLabel(p[:first]) {
+		return false
+	}
+	for _, seg := range strings.Split(p[first+1:len(p)-1], ":") {
+		if len(strings.Fields(seg)) > maxLabelWords {
+			return false
+		}
+	}
+	return true
+}
+
+// maxLabelWords bounds the words of a label in a chain: "Error during
+// compaction" is one, "Status code was 403 and not [200]" is a sentence.
+const maxLabelWords = 4
 
 // maxLead bounds how far before a match leads looks for its line's start:
 // a message leads its line after at most this much decoration or label.
 const maxLead = 256
 
 // labels are the words that end a label before a message.
-var labels = []string{"error", "exception", "failed", "failure", "fatal", "output", "stderr", "stdout", "message", "msg", "reason", "warning", "detail", "details"}
+var labels = []string{"error", "exception", "failed", "failure", "fatal", "output", "stderr", "stdout", "message", "msg", "reason", "warning", "detail", "details", "wrong"}
 
 // endsWithLabel reports whether s ends with one of labels, as a word or
-// the end of one ("ApiError", "litellm.RateLimitError").
+// the end of one ("ApiError", "litellm.RateLimitError"), in brackets or
+// not ("[AI_APICallError]").
 func endsWithLabel(s string) bool {
+	s = strings.TrimRight(s, "])") // "Error [AI_APICallError]:"
 	for _, l := range labels {
 		if len(s) >= len(l) && strings.EqualFold(s[len(s)-len(l):], l) {
 			return true

@@ -1,6 +1,7 @@
 package limits
 
 import (
+	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -238,7 +239,8 @@ type sign struct {
 	m    []int
 	next int // where the next sign in the region begins, or its end
 
-	daily, zero bool // the region's words: a quota of a day, of zero
+	daily, zero bool        // the region's words: a quota of a day, of zero
+	headers     http.Header // the rate-limit headers the region dumps, if any
 }
 
 // decide reads the regions closely and returns the limit the window shows
@@ -292,6 +294,14 @@ func regionSigns(r region) []sign {
 			signs = append(signs, sign{r: r, rule: rl, m: m})
 		}
 	}
+	headers, at := dumpedHeaders(text, lower)
+	if _, spent, usage := spentWindows(headers, time.Time{}); spent && !hasWait(signs) {
+		rl := &headerRule
+		if usage {
+			rl = &usageHeaderRule
+		}
+		signs = append(signs, sign{r: r, rule: rl, m: []int{at, at}})
+	}
 	if len(signs) == 0 {
 		return nil
 	}
@@ -311,9 +321,19 @@ func regionSigns(r region) []sign {
 		if i+1 < len(signs) {
 			signs[i].next = signs[i+1].m[0]
 		}
-		signs[i].daily, signs[i].zero = daily, zero
+		signs[i].daily, signs[i].zero, signs[i].headers = daily, zero, headers
 	}
 	return signs
+}
+
+// hasWait reports whether one of signs is a Wait's.
+func hasWait(signs []sign) bool {
+	for _, g := range signs {
+		if g.rule.kind == Wait {
+			return true
+		}
+	}
+	return false
 }
 
 // holds reports whether lower, a lower-cased text, contains all of words.
@@ -342,6 +362,9 @@ func (g sign) finding(now time.Time) finding {
 			end = g.m[1]
 		}
 		f.reset = findReset(text[g.m[0]:end], now, f.throttle)
+		if !f.reset.named && f.kind == Wait && g.headers != nil {
+			f.reset = headerReset(g.headers, now) // the region's dumped headers
+		}
 	}
 	if rl.capped {
 		f.kind = Stop
@@ -393,6 +416,15 @@ var anchors = []struct {
 	{"limit", 2}, {"many", 0}, {"demand", 2}, {"quota", 0}, {"exhaust", 1}, {"overload", 1},
 	{"credit", 0}, {"disabled", 4}, {"usage", 3}, {"billing", 0}, {"slow ", 3},
 	{"429", 1}, {"529", 1}, {"402", 0},
+	// Keyed, where they can be, by a pair whose first byte is one of the
+	// above's: a byte that begins no pair costs the scan nothing.
+	{"502", 0}, {"503", 0}, {"504", 0},
+	{"policy", 4}, {"cyber", 0}, {"blocked", 0}, {"repetitive", 8}, {"insufficient", 7},
+	{"loop detected", 9}, {"loop was detected", 13}, {"busy", 0}, {"safeguards", 4},
+	{"identical arguments", 12}, {"capacity", 4}, {"límite", 3}, {"public_error_unsafe", 2},
+	{"exact same tool", 3}, {"rejected as", 4},
+	// Chinese, keyed by the bytes of 不, which both hold.
+	{"额度不足", 6}, {"不安全", 0},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the
@@ -440,7 +472,8 @@ func upper(c byte) byte {
 }
 
 // foldAt reports whether s holds word, in any case, at s[i:]. word is in
-// lower case: letters, digits and spaces.
+// lower case: letters, digits, spaces and bytes of UTF-8 (which it
+// compares as they are).
 func foldAt(s string, i int, word string) bool {
 	if i < 0 || len(s)-i < len(word) {
 		return false

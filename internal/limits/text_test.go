@@ -153,7 +153,20 @@ func TestTextsThatAreNoLimit(t *testing.T) {
 		{"a timeout", "Request timed out", None, ""},
 		{"a deadline", "claude: context deadline exceeded", None, ""},
 		{"a 500", `API Error: 500 {"type":"error","error":{"type":"api_error","message":"Internal server error"}} · check status.claude.com`, None, ""},
-		{"a 503", "API Error: 503 Service Unavailable", None, ""},
+		{"a registry's 503", "npm ERR! code E503\nnpm ERR! 503 Service Unavailable - GET https://registry.npmjs.org/left-pad", None, ""},
+		{"a bare 503 says not whose it is", "503 Service Unavailable", None, ""},
+		{"a 502 of the code under test", "GET /healthz: got 502 Bad Gateway, want 200", None, ""},
+		{"a harness's loop warning", "[Tool loop warning: repeated_exact_failure_warning; count=85; tool_call has failed 85 times with identical arguments. This looks like a loop]", None, ""},
+		{"a malformed tool history is no loop", "400 <400> InternalError.Algo.InvalidParameter: messages with role \"tool\" must be a response to a preceeding message with \"tool_calls\".", None, ""},
+		{"prose about repetitive tool calls", "DashScope-style backends return a 500 when repetitive tool calls are detected.", None, ""},
+		{"a cybersecurity warning refuses nothing", "Your conversations have multiple flags for possible cybersecurity risk. Responses may take longer because extra safety checks are on.", None, ""},
+		{"a usage poller's 429", "curl -s https://api.anthropic.com/api/oauth/usage\n# {\"error\":{\"message\":\"Rate limited. Please try again later.\",\"type\":\"rate_limit_error\"}}\n# HTTP: 429", None, ""},
+		{"a model hub download's 429", "requests.exceptions.HTTPError: 429 Client Error: Too Many Requests for url: https://huggingface.co/org/model/resolve/main/config.json", None, ""},
+		{"insufficient permissions are no credit", "Error: Insufficient permissions for global npm install.", None, ""},
+		{"headers with requests to spare", "x-ratelimit-remaining-requests: 499\nx-ratelimit-reset-requests: 120ms", None, ""},
+		{"GitHub's headers, its window spent", "X-RateLimit-Limit: 60\nX-RateLimit-Remaining: 0\nX-RateLimit-Reset: 1769700000", None, ""},
+		{"Docker Hub's headers, its window spent", "RateLimit-Limit: 100;w=21600\nRateLimit-Remaining: 0;w=21600", None, ""},
+		{"a subscription window allowed", "anthropic-ratelimit-unified-status = allowed\nanthropic-ratelimit-unified-reset = 1769709600", None, ""},
 	})
 }
 

@@ -1,8 +1,10 @@
 // Package agenttest runs the stories that package agent is tested by
 // through a model SDK, against a scripted model API on httptest: a loop
 // stuck in several ways and given up on, a probe that gets on, a healthy
-// task, rate limits and overloads waited out or retried away, and a
-// dollar cap. Each SDK's test gives the API's wire format and its SDK as
+// task, rate limits and overloads waited out or retried away, a busy
+// server waited out briefly, a refusal under the usage policy that stops,
+// the provider's refusal of repeated tool calls given up on, and a dollar
+// cap. Each SDK's test gives the API's wire format and its SDK as
 // an [API] and calls [Run]; every request goes through the real SDK and
 // the breaker's transport, and the breaker runs on a fake clock.
 package agenttest

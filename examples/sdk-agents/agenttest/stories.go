@@ -1,6 +1,7 @@
 package agenttest
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -26,6 +27,9 @@ func Run(t *testing.T, api API) {
 		{"ARefusalTheSDKRetriedAwayDoesNotHoldTheLoop", aRefusalTheSDKRetriedAwayDoesNotHoldTheLoop},
 		{"ARateLimitTheSDKGaveUpOnHoldsTheLoopUntilItsReset", aRateLimitTheSDKGaveUpOnHoldsTheLoopUntilItsReset},
 		{"ADollarCapStopsTheAgent", aDollarCapStopsTheAgent},
+		{"ABusyServerIsWaitedOutBriefly", aBusyServerIsWaitedOutBriefly},
+		{"AUsagePolicyRefusalStopsTheAgentForAPerson", aUsagePolicyRefusalStopsTheAgentForAPerson},
+		{"TheProvidersRefusalOfRepeatedCallsIsGivenUpOn", theProvidersRefusalOfRepeatedCallsIsGivenUpOn},
 	}
 	for _, s := range stories {
 		t.Run(s.name, func(t *testing.T) { s.story(t, api) })
@@ -189,4 +193,52 @@ func aDollarCapStopsTheAgent(t *testing.T, api API) {
 	assert.Regexp(t, `Spend cap reached: \$[0-9.]+ over the loop's life \(cap: \$[0-9.]+\)`, err.Error())
 	assert.Equal(t, 2, s.server.requests())
 	assert.InDelta(t, first+second, s.cb.Stats().Spend.Total.CostUSD, 1e-12)
+}
+
+// The model's server is busy: a 503 the SDK gives up on (it does not
+// retry here). It is the agent's failure no more than a 529 is: the loop
+// waits it out briefly, for the throttle's wait, and goes on to finish.
+func aBusyServerIsWaitedOutBriefly(t *testing.T, api API) {
+	s := setup(t, api,
+		refuse(Refusal{Status: 503, Body: "upstream connect error or disconnect/reset before headers. reset reason: connection timeout"}),
+		calls("list_files", `{}`),
+		answer("Two files."),
+	)
+	got, err := s.run("How many files?")
+	require.NoError(t, err)
+	assert.Equal(t, "Two files.", got)
+	assert.Equal(t, 3, s.server.requests())
+	assert.Equal(t, []time.Duration{loopbreaker.DefaultConfig().Limits.ThrottleWait}, s.clock.Slept(), "a throttle's wait, not a usage limit's hour")
+	assert.Equal(t, 0, s.cb.Stats().Failures.Total, "the server's trouble is no failure of the agent")
+}
+
+// The provider refuses the request under its usage policy: no retry gets
+// past that, so the agent stops at once for a person, without waiting.
+func aUsagePolicyRefusalStopsTheAgentForAPerson(t *testing.T, api API) {
+	s := setup(t, api, refuse(Refusal{Status: http.StatusBadRequest,
+		Body: `{"error":{"message":"Invalid prompt: your prompt was flagged as potentially violating our usage policy. Please try again with a different prompt.","type":"invalid_request_error","param":null,"code":"invalid_prompt"}}`}))
+	_, err := s.run("How many files?")
+	require.ErrorIs(t, err, agent.ErrStopped)
+	require.ErrorIs(t, err, loopbreaker.ErrProviderStopped)
+	assert.Contains(t, err.Error(), "Invalid prompt: your prompt was flagged as potentially violating our usage policy")
+	assert.Equal(t, 1, s.server.requests())
+	assert.Empty(t, s.clock.Slept())
+}
+
+// The provider refuses the conversation because the model repeated the
+// same tool call round after round (DashScope's guard): the agent is
+// looping. The circuit opens on the first refusal; each probe after a
+// cooldown meets it again, and at the third opening in a row the breaker
+// gives up.
+func theProvidersRefusalOfRepeatedCallsIsGivenUpOn(t *testing.T, api API) {
+	s := setup(t, api, refuse(Refusal{Status: http.StatusBadRequest,
+		Body: `{"error":{"message":"<400> InternalError.Algo.InvalidParameter: Repetitive tool calls detected in the conversation history. The same tool call with identical name and arguments has been repeated across multiple consecutive rounds.","type":"invalid_request_error","code":"invalid_parameter_error"}}`}))
+	_, err := s.run("How many files?")
+	require.ErrorIs(t, err, agent.ErrStopped)
+	require.ErrorIs(t, err, loopbreaker.ErrGaveUp)
+	assert.Contains(t, err.Error(), "The provider refused the agent's repeated tool calls: a loop: HTTP 400: Repetitive tool calls detected in the conversation")
+	assert.Equal(t, 3, s.server.requests(), "one request, then a probe after each of two cooldowns")
+	h := s.cb.Stats().History
+	require.NotEmpty(t, h)
+	assert.Equal(t, loopbreaker.ReasonProviderLoop, h[0].Reason.Kind, "the first opening, on the first refusal")
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/agent"
 )
 
 // OffEnv names the environment variable that turns the hooks off: with
@@ -81,7 +83,7 @@ func runHook(sys System, args []string, stdin io.Reader, stdout, stderr io.Write
 	if fs.NArg() > 1 {
 		return failOpen(fmt.Errorf("one event, not %q", fs.Args()))
 	}
-	agent := set.agent
+	ag := set.agent
 	data, err := io.ReadAll(io.LimitReader(stdin, maxInput+1))
 	switch {
 	case err != nil:
@@ -89,36 +91,37 @@ func runHook(sys System, args []string, stdin io.Reader, stdout, stderr io.Write
 	case len(data) > maxInput:
 		return failOpen(fmt.Errorf("the event is larger than %d MiB", maxInput>>20))
 	}
-	ev, err := agent.Decode(data)
-	if err == nil && fs.NArg() == 1 && fs.Arg(0) != ev.Name {
+	ev, err := ag.Hooks.Decode(data)
+	if err == nil && fs.NArg() == 1 && ag.Hooks.Word(fs.Arg(0)) != ev.Name && fs.Arg(0) != ev.Name &&
+		!(ev.Name == PostToolUseFailure && ag.Hooks.Word(fs.Arg(0)) == PostToolUse) {
 		err = fmt.Errorf("the command line says %s, and the event is %s", fs.Arg(0), ev.Name)
 	}
 	if err != nil {
 		if set.failClosed {
-			ev.Name = fs.Arg(0)
+			ev.Name = ag.Hooks.Word(fs.Arg(0))
 		}
 		return fail(set, &ev, err, stdout, stderr)
 	}
-	h := newHandler(agent, set, projectDir(sys, &ev), sys.Now)
+	h := newHandler(ag, set, projectDir(sys, &ev), sys.Now)
 	a, err := handleSafely(h, &ev)
 	if err != nil {
 		return fail(set, &ev, err, stdout, stderr)
 	}
-	return reply(agent, &ev, a, stdout, stderr)
+	return reply(ag, &ev, a, stdout, stderr)
 }
 
 // reply writes a, the answer to ev, as the agent reads it, and returns
 // the hook's exit code. An End the agent's answer cannot carry ends its
 // run once the answer is written (agent.End).
-func reply(agent Agent, ev *Event, a Answer, stdout, stderr io.Writer) int {
-	out, code := agent.Encode(ev, a)
+func reply(ag *agent.Agent, ev *Event, a Answer, stdout, stderr io.Writer) int {
+	out, code := ag.Hooks.Encode(ev, a)
 	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintf(stderr, "looprun hook: %v (the call goes on: the hook fails open)\n", err)
 		return 1
 	}
-	if a.End != "" && agent.End != nil {
-		if err := agent.End(); err != nil {
-			fmt.Fprintf(stderr, "looprun hook: %s: %s; the run was not ended: %v\n", agent.Name, a.End, err)
+	if a.End != "" && ag.Hooks.End != nil {
+		if err := ag.Hooks.End(); err != nil {
+			fmt.Fprintf(stderr, "looprun hook: %s: %s; the run was not ended: %v\n", ag.Name, a.End, err)
 		}
 	}
 	return code
@@ -170,10 +173,13 @@ func projectDir(sys System, ev *Event) string {
 func hookUsage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprint(w, `usage: looprun hook [flags] [EVENT]
 
-Answers one of Claude Code's hook events (Codex's with -agent codex),
+Answers one of Claude Code's hook events (Codex's with -agent codex,
+Gemini CLI's with -agent gemini, by its own names: BeforeTool, AfterTool,
+BeforeAgent, AfterAgent, SessionStart, SessionEnd),
 read as JSON on stdin: the breaker inside the session, per tool call.
 "looprun hooks install" adds these commands to .claude/settings.json
-(-agent codex: .codex/hooks.json). See docs/agent-hooks.md.
+(-agent codex: .codex/hooks.json; -agent gemini: .gemini/settings.json).
+See docs/agent-hooks.md.
 
   PreToolUse          refuse a call that would destroy a protected path, or
                       any call while the session's circuit is open

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/agent"
 	"github.com/loopbreaker/loopbreaker/internal/thresholdflags"
 	"github.com/loopbreaker/loopbreaker/protect"
 )
@@ -54,22 +55,39 @@ type flags struct {
 	failClosed bool
 }
 
-// agentFlag is -agent: an agent named by its Flag.
-type agentFlag struct{ Agent }
-
-// agents are the agents -agent names.
-var agents = []Agent{ClaudeCode, Codex}
+// agentFlag is -agent: an agent with hooks, named by its Flag.
+type agentFlag struct{ *agent.Agent }
 
 func (a *agentFlag) String() string { return a.Flag }
 
 func (a *agentFlag) Set(v string) error {
-	for _, ag := range agents {
-		if v == ag.Flag {
-			a.Agent = ag
-			return nil
+	if ag := agent.ByFlag(v); ag != nil && ag.Hooks != nil {
+		a.Agent = ag
+		return nil
+	}
+	return fmt.Errorf("no agent %q: %s", v, agent.Flags())
+}
+
+// agentUsage is -agent's help: the agents by their flags.
+var agentUsage = func() string {
+	var names []string
+	for _, ag := range agent.All {
+		if ag.Hooks != nil {
+			names = append(names, ag.Flag+" ("+ag.Name+")")
 		}
 	}
-	return fmt.Errorf("no agent %q: claude or codex", v)
+	return "the agent whose hooks these are: " + strings.Join(names, ", ")
+}()
+
+// readOnlyDefaults says -read-only's default for each agent.
+func readOnlyDefaults() string {
+	var each []string
+	for _, ag := range agent.All {
+		if ag.Hooks != nil {
+			each = append(each, strings.Join(ag.Hooks.ReadOnly, " ")+" for "+ag.Name)
+		}
+	}
+	return strings.Join(each, ", ")
 }
 
 // listFlag is a repeatable flag: each use adds a value.
@@ -95,8 +113,8 @@ func defineFlags(fs *flag.FlagSet) *flags {
 			f.names[fl.Name] = true
 		}
 	})
-	f.agent.Agent = ClaudeCode
-	fs.Var(&f.agent, "agent", "the agent whose hooks these are: claude (Claude Code) or codex (Codex CLI)")
+	f.agent.Agent = agent.ClaudeCode
+	fs.Var(&f.agent, "agent", agentUsage)
 	f.thresholds = thresholdflags.Register(fs, thresholdNames...)
 	preset := fs.Lookup("preset")
 	preset.DefValue = defaultPreset
@@ -106,7 +124,7 @@ func defineFlags(fs *flag.FlagSet) *flags {
 	fs.Var(&f.protect, "protect", "a `PATH` the agent must not delete or empty, relative to the project: a file, a directory or a glob (repeatable; given, replaces the default list "+
 		strings.Join(defaultProtected(), " ")+"; "+stateDirName+"/ is always protected)")
 	fs.Var(&f.readOnly, "read-only", "a `PATH` the agent must not even change (repeatable; given, replaces the default: the agent's files that hold its hooks, "+
-		strings.Join(ClaudeCode.ReadOnly, " ")+" for Claude Code, "+strings.Join(Codex.ReadOnly, " ")+" for Codex)")
+		readOnlyDefaults()+")")
 	fs.IntVar(&f.refusals, "refusals", defaultRefusals, "tool calls refused while the circuit is open before the session is ended (0: end it at the first)")
 	fs.StringVar(&f.ralph, "ralph", "", "a prompt `FILE` (relative to the project): when the model stops, send it back to work with this prompt (a Ralph loop), until -promise, -max-iterations or the breaker says stop")
 	fs.StringVar(&f.promise, "promise", "", "the completion promise: the Ralph loop is done when the model's last message says <promise>TEXT</promise>")
@@ -118,7 +136,7 @@ func defineFlags(fs *flag.FlagSet) *flags {
 
 // settings are what the flags say, checked.
 type settings struct {
-	agent      Agent
+	agent      *agent.Agent
 	steps      loopbreaker.Config // the tool steps' breaker
 	ralph      loopbreaker.Config // the Ralph loop's breaker
 	protect    []string
@@ -160,7 +178,7 @@ func (f *flags) settings() (*settings, error) {
 	s := &settings{
 		agent: f.agent.Agent, steps: steps, ralph: ralph, refusals: f.refusals,
 		prompt: f.ralph, promise: f.promise, maxIter: f.maxIter, failClosed: f.failClosed,
-		protect: defaultProtected(), readOnly: f.agent.ReadOnly,
+		protect: defaultProtected(), readOnly: f.agent.Hooks.ReadOnly,
 	}
 	if f.protect.given {
 		s.protect = f.protect.values

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/agent"
 )
 
 // ErrUnknownEvent is an event looprun does not answer.
@@ -19,7 +20,7 @@ var ErrUnknownEvent = errors.New("unknown hook event")
 
 // handler answers one event of one project.
 type handler struct {
-	agent   Agent
+	agent   *agent.Agent
 	set     *settings
 	project string // the project's directory
 	store   *store
@@ -28,10 +29,10 @@ type handler struct {
 }
 
 // newHandler returns the handler of the project at dir.
-func newHandler(agent Agent, set *settings, dir string, now func() time.Time) *handler {
+func newHandler(ag *agent.Agent, set *settings, dir string, now func() time.Time) *handler {
 	hooks := filepath.Join(dir, stateDirName, "hooks")
 	return &handler{
-		agent: agent, set: set, project: dir, now: now,
+		agent: ag, set: set, project: dir, now: now,
 		store: &store{dir: hooks, now: now},
 		log:   &eventLog{path: filepath.Join(hooks, eventLogName), now: now},
 	}
@@ -156,12 +157,12 @@ func (s *session) keep() {
 // changed.
 func (s *session) beforeTool() (Answer, bool, error) {
 	changed := false
-	if s.h.agent.SilentFailures {
+	if s.h.agent.Hooks.SilentFailures {
 		if err := s.readTranscript(); err != nil {
 			return Answer{}, false, err
 		}
 		wasOpen := s.steps.State() == loopbreaker.Open
-		last, recorded := s.recordEnded()
+		recorded := s.recordEnded()
 		s.keep() // the spend read, and the mark moved on: both saved
 		changed = true
 		if recorded && !wasOpen && s.steps.State() == loopbreaker.Open {
@@ -170,8 +171,7 @@ func (s *session) beforeTool() (Answer, bool, error) {
 			d := s.steps.Check()
 			s.st.Refused = 0
 			s.h.log.note(s.ev, "tripped: %s", d.Reason)
-			ev := &Event{Tool: last.Tool, Input: json.RawMessage(last.Args)}
-			return Answer{Deny: tripWords(d.Reason, ev, last.Result, d.RetryAfter)}, true, nil
+			return Answer{Deny: tripWords(d.Reason, d.RetryAfter)}, true, nil
 		}
 	}
 	d := s.steps.Check() // not kept: see keep
@@ -190,6 +190,14 @@ func (s *session) beforeTool() (Answer, bool, error) {
 	}
 	changed = changed || s.st.Refused != 0
 	s.st.Refused = 0
+	// The call itself, judged before it runs: one that would close a
+	// cycle, or repeat a step that keeps giving the same result, is
+	// refused, and opens the circuit as it would have after it ran.
+	if pd := s.steps.CheckAction(loopbreaker.Action{Tool: s.ev.Tool, Args: s.h.stepArgs(s.ev.Tool, s.ev.Input)}); !pd.Allow {
+		s.keep()
+		s.h.log.note(s.ev, "tripped: %s", pd.Reason)
+		return Answer{Deny: tripWords(pd.Reason, pd.RetryAfter)}, true, nil
+	}
 	err := s.h.set.checkProtected(s.h.project, s.ev.Cwd, s.ev.Tool, s.ev.Input)
 	if r, ok := refusal(err); ok {
 		s.h.log.note(s.ev, "refused %s: %s", s.ev.Tool, r.Reason)
@@ -201,8 +209,8 @@ func (s *session) beforeTool() (Answer, bool, error) {
 		// the call goes on, and the person hears of it.
 		a.Notice = "looprun hook: protected paths not checked: " + err.Error()
 	}
-	if s.h.agent.SilentFailures && s.ev.ToolUseID != "" {
-		s.st.Transcript.await(pendingCall{ID: s.ev.ToolUseID, Tool: s.ev.Tool, Args: stepArgs(s.ev.Tool, s.ev.Input)})
+	if s.h.agent.Hooks.SilentFailures && s.ev.ToolUseID != "" {
+		s.st.Transcript.await(pendingCall{ID: s.ev.ToolUseID, Tool: s.ev.Tool, Args: s.h.stepArgs(s.ev.Tool, s.ev.Input)})
 		changed = true
 	}
 	return a, changed, nil
@@ -210,12 +218,12 @@ func (s *session) beforeTool() (Answer, bool, error) {
 
 // recordEnded records the calls that ended with no hook after them
 // (Agent.SilentFailures) as failed steps, their result the error, and
-// returns the last of them; false when there was none. The caller keeps
-// the breaker, before its Check.
-func (s *session) recordEnded() (endedCall, bool) {
+// reports whether there were any. The caller keeps the breaker, before
+// its Check.
+func (s *session) recordEnded() bool {
 	ended := s.st.Transcript.Ended
 	if len(ended) == 0 {
-		return endedCall{}, false
+		return false
 	}
 	s.st.Transcript.Ended = nil
 	for _, c := range ended {
@@ -223,9 +231,8 @@ func (s *session) recordEnded() (endedCall, bool) {
 		line, _, _ := strings.Cut(strings.TrimSpace(c.Result), "\n")
 		s.h.log.note(s.ev, "%s failed with no hook after it: %s", c.Tool, line)
 	}
-	last := ended[len(ended)-1]
-	s.st.Turn.LastError = last.Result
-	return last, true
+	s.st.Turn.LastError = ended[len(ended)-1].Result
+	return true
 }
 
 // afterTool answers PostToolUse and PostToolUseFailure: the step is
@@ -244,16 +251,16 @@ func (s *session) afterTool() (Answer, error) {
 	if !failed && s.st.Transcript.failed(s.ev.ToolUseID) {
 		// The agent says the call failed in its transcript alone (Codex:
 		// a command's exit code): its error is what it returned.
-		errText, failed = observation(s.ev.Tool, s.ev.Response), true
+		errText, failed = agent.Observation(s.ev.Tool, s.ev.Response), true
 	}
-	it := loopbreaker.Iteration{Action: &loopbreaker.Action{Tool: s.ev.Tool, Args: stepArgs(s.ev.Tool, s.ev.Input)}}
+	it := loopbreaker.Iteration{Action: &loopbreaker.Action{Tool: s.ev.Tool, Args: s.h.stepArgs(s.ev.Tool, s.ev.Input)}}
 	if failed {
 		it.Err = errors.New(errText)
 		if s.ev.Interrupted {
 			it.Err = fmt.Errorf("%w: %s", context.Canceled, errText)
 		}
 	} else {
-		it.Observation = observation(s.ev.Tool, s.ev.Response)
+		it.Observation = agent.Observation(s.ev.Tool, s.ev.Response)
 	}
 	s.steps.Record(it)
 	s.noteTurn(failed && !s.ev.Interrupted, errText)
@@ -265,18 +272,18 @@ func (s *session) afterTool() (Answer, error) {
 		s.h.log.note(s.ev, endedNote, d.Reason)
 		a := Answer{End: endWords(d.Reason, false)}
 		if d.State == loopbreaker.Open && !wasOpen {
-			a.Block = tripWords(d.Reason, s.ev, errText, 0)
+			a.Block = tripWords(d.Reason, 0)
 		}
 		return a, nil
 	case !d.Allow && d.State == loopbreaker.Open && !wasOpen:
 		s.st.Refused = 0
 		s.h.log.note(s.ev, "tripped: %s", d.Reason)
-		return Answer{Block: tripWords(d.Reason, s.ev, errText, d.RetryAfter)}, nil
+		return Answer{Block: tripWords(d.Reason, d.RetryAfter)}, nil
 	case !d.Allow:
 		return Answer{}, nil // refused before this call: the model was told
 	}
-	if w := s.warnings(d, failed); len(w) > 0 {
-		return Answer{Context: warningWords(strings.Join(w, " "))}, nil
+	if w := s.warnings(d); len(w) > 0 {
+		return Answer{Context: strings.Join(w, "\n")}, nil
 	}
 	return Answer{}, nil
 }
@@ -285,7 +292,7 @@ func (s *session) afterTool() (Answer, error) {
 // agent's editing tools wrote, and whether its last call failed.
 func (s *session) noteTurn(failed bool, errText string) {
 	t := &s.st.Turn
-	if _, edits := editTools[s.ev.Tool]; edits && !failed {
+	if writesFiles(s.h.agent.Hooks.Tools, s.ev.Tool) && !failed {
 		t.Edits++
 	}
 	t.LastError = ""
@@ -295,28 +302,17 @@ func (s *session) noteTurn(failed bool, errText string) {
 }
 
 // warnings returns the warnings the model has not been given while they
-// hold: a signal one step short of tripping, and the breaker's own (80%
-// of a spend cap or of the call budget).
-func (s *session) warnings(d loopbreaker.Decision, failed bool) []string {
-	cfg, def := s.h.set.steps, loopbreaker.DefaultConfig()
-	st := s.steps.Stats()
-	action := (&loopbreaker.Action{Tool: s.ev.Tool, Args: stepArgs(s.ev.Tool, s.ev.Input)}).String()
+// hold, in the breaker's words for a model: the signals one step short of
+// tripping (Decision.Short), and the breaker's own warnings (80% of a
+// spend cap or of the call budget).
+func (s *session) warnings(d loopbreaker.Decision) []string {
 	type warning struct{ key, text string }
 	var now []warning
-	if n := threshold(cfg.Steps.MaxRepeatedActionError, def.Steps.MaxRepeatedActionError); failed && n > 1 && st.Steps.SameActionFailedInARow == n-1 {
-		now = append(now, warning{"repeated_action_error", fmt.Sprintf(
-			"this call has failed %d times in a row (%s); if it fails once more, your tool calls are stopped. Try something different.", n-1, action)})
-	}
-	if n := threshold(cfg.Steps.MaxRepeatedAction, def.Steps.MaxRepeatedAction); !failed && n > 1 && st.Steps.SameStepInARow == n-1 {
-		now = append(now, warning{"repeated_action_observation", fmt.Sprintf(
-			"this call has returned the same result %d times in a row (%s); once more, and your tool calls are stopped. It will not change: try something different.", n-1, action)})
-	}
-	if n := threshold(cfg.Failures.MaxConsecutive, def.Failures.MaxConsecutive); failed && n > 1 && st.Failures.Consecutive == n-1 {
-		now = append(now, warning{"consecutive_failures", fmt.Sprintf(
-			"your last %d tool calls failed; one more failure, and your tool calls are stopped.", n-1)})
+	for _, r := range d.Short {
+		now = append(now, warning{r.Kind.String(), r.ForModel()})
 	}
 	for _, w := range d.Warnings {
-		now = append(now, warning{w.Kind.String(), w.String() + "."})
+		now = append(now, warning{w.Kind.String(), "loopbreaker warning: " + w.String() + "."})
 	}
 	var keys, texts []string
 	for _, w := range now {
@@ -327,15 +323,6 @@ func (s *session) warnings(d loopbreaker.Decision, failed bool) []string {
 	}
 	s.st.Warned = keys
 	return texts
-}
-
-// threshold returns a threshold in force: v, def when v is 0, and 0 when
-// the signal is off.
-func threshold(v, def int) int {
-	if v == 0 {
-		v = def
-	}
-	return max(v, 0)
 }
 
 // newPrompt answers UserPromptSubmit: a person who writes a new prompt
@@ -382,7 +369,7 @@ func (s *session) readSpend() error {
 // readTranscript reads what the session's transcript gained since the
 // last hook: its spend goes to the tool steps' breaker.
 func (s *session) readTranscript() error {
-	spent, err := readSpend(s.ev.TranscriptPath, &s.st.Transcript, s.h.agent.Message)
+	spent, err := readSpend(s.ev.TranscriptPath, &s.st.Transcript, s.h.agent.Hooks.Message)
 	for _, u := range spent {
 		if u.Model == "" {
 			u.Model = s.ev.Model // Codex's transcript names it apart
@@ -396,37 +383,22 @@ func (s *session) readTranscript() error {
 }
 
 // stepArgs returns a tool call's arguments as the step signals compare
-// them: its input with its keys in order, and, for Bash, without the
-// description the model gives each call, which says nothing of what runs.
-func stepArgs(tool string, input json.RawMessage) string {
+// them: its input with its keys in order, without the members the
+// agent's tool says nothing by (the description a model gives each shell
+// call, which says nothing of what runs).
+func (h *handler) stepArgs(tool string, input json.RawMessage) string {
 	var in map[string]json.RawMessage
 	if json.Unmarshal(input, &in) != nil {
 		return string(input)
 	}
-	if tool == "Bash" {
-		delete(in, "description")
+	for _, k := range h.agent.Hooks.Tools[tool].Ignore {
+		delete(in, k)
 	}
 	out, err := json.Marshal(in)
 	if err != nil {
 		return string(input)
 	}
 	return string(out)
-}
-
-// observation returns a tool's result as the step signals compare it:
-// Bash's output and error output; any other tool's result as it came.
-func observation(tool string, response json.RawMessage) string {
-	var text string
-	if json.Unmarshal(response, &text) == nil {
-		return text
-	}
-	if tool == "Bash" {
-		var out struct{ Stdout, Stderr string }
-		if json.Unmarshal(response, &out) == nil {
-			return out.Stdout + "\n" + out.Stderr
-		}
-	}
-	return string(response)
 }
 
 // eventLogName is the hooks' log in the state directory: what they did

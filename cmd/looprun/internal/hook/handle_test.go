@@ -104,7 +104,10 @@ func TestAfterTheCooldownAProbeGoesThroughAndClosesTheCircuit(t *testing.T) {
 	assert.False(t, denied, "the probe")
 	assert.Zero(t, p.state().Refused)
 	assert.Equal(t, answer{code: 0}, p.call(bashDone("make clean", "removed")))
-	assert.Equal(t, answer{code: 0}, p.call(preBash("make")), "closed again")
+	assert.Equal(t, answer{code: 0}, p.call(preBash("go build")), "closed again")
+	why, denied := p.call(preBash("make")).denied()
+	assert.True(t, denied, "the failing call once more would be its 4th with the same result: refused before it runs")
+	assert.Contains(t, why, "the 4th call was refused before it ran")
 }
 
 // The same call returning the same result: a warning at 3, a trip at 4.

@@ -11,31 +11,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
+
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/agent"
 )
-
-// toolEvents are the events of one tool call, whose entries have a
-// matcher: "*", every tool.
-var toolEvents = []string{PreToolUse, PostToolUse, PostToolUseFailure}
-
-// installedEvents are the events looprun's hooks answer for agent, in
-// the order they are installed; Stop only with a Ralph loop.
-func installedEvents(agent Agent, ralph bool) []string {
-	var events []string
-	for _, ev := range agent.Events {
-		if ev != Stop || ralph {
-			events = append(events, ev)
-		}
-	}
-	return events
-}
 
 // runHooks is `looprun hooks install|uninstall [flags]`.
 func runHooks(sys System, args []string, stdout, stderr io.Writer) int {
 	usage := func(w io.Writer) {
-		fmt.Fprint(w, `usage: looprun hooks install [-agent claude|codex] [-user | -local] [-dir DIR] [-rules] [hook flags]
-       looprun hooks uninstall [-agent claude|codex] [-user | -local] [-dir DIR]
+		fmt.Fprint(w, `usage: looprun hooks install [-agent claude|codex|gemini] [-user | -local] [-dir DIR] [-rules] [hook flags]
+       looprun hooks uninstall [-agent claude|codex|gemini] [-user | -local] [-dir DIR]
 
 install adds looprun's hooks to the agent's settings, merged with what is
 there. Claude Code: the project's .claude/settings.json (-local:
@@ -44,6 +29,8 @@ every project). Codex: the project's .codex/hooks.json (-user:
 $CODEX_HOME/hooks.json, every project), which Codex runs only once you trust
 them; -rules also writes Codex rules that forbid the usual commands that
 delete a protected path, which need no trust (rules/looprun.rules beside it).
+Gemini CLI: the project's .gemini/settings.json (-user: ~/.gemini/settings.json),
+which it runs in a folder it trusts.
 The hook flags (looprun hook -help) go into each command. Run again, it
 changes only what differs. uninstall removes looprun's entries (and rules)
 and nothing else.
@@ -65,13 +52,13 @@ and nothing else.
 	dir := fs.String("dir", ".", "the project's directory")
 	var f *flags
 	var rules *bool
-	agent := &agentFlag{ClaudeCode}
+	ag := &agentFlag{agent.ClaudeCode}
 	if install {
 		rules = fs.Bool("rules", false, "Codex: also write rules that forbid the usual commands that delete, empty or move a protected path (rm, mv, truncate, ...), which Codex applies with no trust step")
 		f = defineFlags(fs)
-		agent = &f.agent
+		ag = &f.agent
 	} else {
-		fs.Var(agent, "agent", "the agent whose hooks these are: claude (Claude Code) or codex (Codex CLI)")
+		fs.Var(ag, "agent", agentUsage)
 	}
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -93,7 +80,7 @@ and nothing else.
 		return fail("unexpected %q", fs.Args())
 	case *user && *local:
 		return fail("-user or -local, not both")
-	case install && *rules && agent.Agent.Flag != Codex.Flag:
+	case install && *rules && ag.Agent != agent.Codex:
 		return fail("-rules writes Codex's rules: give -agent codex")
 	}
 	scope := ProjectSettings
@@ -103,9 +90,10 @@ and nothing else.
 	case *local:
 		scope = LocalSettings
 	}
-	path := agent.Settings(scope, *dir, sys.Home, sys.Getenv)
+	hooks := ag.Hooks
+	path := hooks.Settings(scope, *dir, sys.Home, sys.Getenv)
 	if path == "" {
-		return fail("%s has no local settings: the project's (the default) or -user", agent.Name)
+		return fail("%s has no local settings: the project's (the default) or -user", ag.Name)
 	}
 	want := map[string]string{}
 	var set *settings
@@ -121,11 +109,11 @@ and nothing else.
 		if note != "" {
 			fmt.Fprintln(stderr, "looprun hooks install: note:", note)
 		}
-		for _, ev := range installedEvents(agent.Agent, set.prompt != "") {
+		for _, ev := range hooks.Installed(set.prompt != "") {
 			want[ev] = hookCommand(bin, f.args(), ev)
 		}
 	}
-	changes, err := mergeSettings(path, want, installedEvents(agent.Agent, true))
+	changes, err := mergeSettings(path, want, hooks)
 	if err != nil {
 		fmt.Fprintf(stderr, "looprun hooks %s: %s: %v\n", args[0], path, err)
 		return 1
@@ -142,7 +130,10 @@ and nothing else.
 			fmt.Fprintln(stdout, "  "+c)
 		}
 	}
-	if agent.Agent.Flag != Codex.Flag {
+	if ag.Agent != agent.Codex {
+		if install && hooks.InstallNote != nil {
+			fmt.Fprint(stdout, hooks.InstallNote(scope == UserSettings))
+		}
 		return 0
 	}
 	rulesFile := codexRulesFile(path)
@@ -161,24 +152,9 @@ and nothing else.
 		fmt.Fprintf(stdout, "%s: %s\n", rulesFile, rulesChange)
 	}
 	if install {
-		fmt.Fprint(stdout, codexTrustNote(scope == UserSettings))
+		fmt.Fprint(stdout, hooks.InstallNote(scope == UserSettings))
 	}
 	return 0
-}
-
-// codexTrustNote tells the person how Codex comes to run the hooks just
-// installed: it runs none it was not told to trust.
-func codexTrustNote(user bool) string {
-	note := `Trust needed: Codex runs a hook only once you trust it, and a changed hook (this install
-changed any) only once you trust it again.
-  codex        asks at start when hooks are new or changed ("Trust all and continue"); or /hooks
-  codex exec   nobody is asked: --dangerously-bypass-hook-trust runs every enabled hook,
-               looprun's and any other, unreviewed, for that run
-`
-	if !user {
-		note += "Codex reads a project's .codex/ only in a project it trusts (it asks at start; codex exec --trust).\n"
-	}
-	return note + "Until then, only rules (-rules) hold. See docs/agent-hooks.md (Codex).\n"
 }
 
 // hookCommand is the command of the hook for event: the binary, `hook`,
@@ -278,14 +254,15 @@ func shellWords(line string, n int) []string {
 type hookGroup = object
 
 // mergeSettings makes the settings file at path hold looprun's hooks as
-// want says (event → command; empty: none), and nothing else changed:
-// an entry of looprun's already there is changed in its place, one no
-// longer wanted (of events, the events looprun installs) removed, a new
-// one added at the end of its event's list; every other hook and setting
+// want says (the agent's own event name → command; empty: none), and
+// nothing else changed: an entry of looprun's already there is changed in
+// its place, one no longer wanted (of the events the agent's hooks
+// install) removed, a new one added at the end of its event's list, with
+// the agent's matcher for a tool event; every other hook and setting
 // stays as it is, in its order. It returns what it changed, and writes
 // nothing when that is nothing. A file that is not a JSON object is an
 // error, and left alone.
-func mergeSettings(path string, want map[string]string, events []string) ([]string, error) {
+func mergeSettings(path string, want map[string]string, ag *agent.Hooks) ([]string, error) {
 	data, err := os.ReadFile(path)
 	var top object
 	switch {
@@ -306,7 +283,7 @@ func mergeSettings(path string, want map[string]string, events []string) ([]stri
 		}
 	}
 	var changes []string
-	for _, ev := range events {
+	for _, ev := range ag.Installed(true) {
 		var groups []hookGroup
 		if v, ok := hooks.get(ev); ok {
 			if err := json.Unmarshal(v, &groups); err != nil {
@@ -356,8 +333,8 @@ func mergeSettings(path string, want map[string]string, events []string) ([]stri
 		}
 		if wanted && !found {
 			g := hookGroup{}
-			if slices.Contains(toolEvents, ev) {
-				g.set("matcher", raw("*"))
+			if ag.IsToolEvent(ev) {
+				g.set("matcher", raw(ag.ToolMatcher))
 			}
 			g.set("hooks", raw([]object{{{"type", raw("command")}, {"command", raw(cmd)}}}))
 			kept = append(kept, g)

@@ -3,53 +3,48 @@ package hook
 import (
 	"encoding/json"
 	"errors"
-	"strings"
 
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/agent"
 	"github.com/loopbreaker/loopbreaker/protect"
 )
 
-// editTools are the agents' tools that write a file, and the input field
-// naming it: Claude Code's, and Codex's apply_patch, whose input is a
-// patch that names its files (see patchLine).
-var editTools = map[string]string{
-	"Write":        "file_path",
-	"Edit":         "file_path",
-	"MultiEdit":    "file_path",
-	"NotebookEdit": "notebook_path",
-	"apply_patch":  "command",
-}
-
 // protectedLine returns the shell line that does to the files what the
 // tool call would, for protect's command check, and whether there is
-// one: a Bash call's command; for a file edit, an append to the file (an
-// edit, which only a read-only file refuses), and for a Write of nothing,
-// a truncation (which empties the file); for a patch, what it does to
-// each file (patchLine).
-func protectedLine(tool string, input json.RawMessage) (string, bool) {
+// one, as the agent's tools say what they do: a shell tool's command; for
+// a file edit, an append to the file (an edit, which only a read-only
+// file refuses), and for a write of nothing, a truncation (which empties
+// the file); for a patch, what it does to each file (patchLine).
+func protectedLine(tools map[string]agent.Tool, tool string, input json.RawMessage) (string, bool) {
+	t, ok := tools[tool]
+	if !ok {
+		return "", false
+	}
 	var in map[string]any
 	if json.Unmarshal(input, &in) != nil {
 		return "", false
 	}
-	if tool == "Bash" {
-		cmd, ok := in["command"].(string)
-		return cmd, ok
-	}
-	field, ok := editTools[tool]
-	if !ok {
+	text, ok := in[t.Field].(string)
+	switch {
+	case !ok:
+		return "", false
+	case t.Kind == agent.Shell:
+		return text, true
+	case t.Kind == agent.Patch:
+		return patchLine(text)
+	case text == "":
 		return "", false
 	}
-	if tool == "apply_patch" {
-		patch, _ := in[field].(string)
-		return patchLine(patch)
+	if content, ok := in[t.Content].(string); t.Kind == agent.Write && ok && content == "" {
+		return ": > " + shellQuote(text), true
 	}
-	file, ok := in[field].(string)
-	if !ok || file == "" {
-		return "", false
-	}
-	if content, ok := in["content"].(string); tool == "Write" && ok && content == "" {
-		return ": > " + shellQuote(file), true
-	}
-	return ": >> " + shellQuote(file), true
+	return ": >> " + shellQuote(text), true
+}
+
+// writesFiles reports whether tool is one of the agent's that write a
+// file (a write, an edit, a patch).
+func writesFiles(tools map[string]agent.Tool, tool string) bool {
+	k := tools[tool].Kind
+	return k == agent.Write || k == agent.Edit || k == agent.Patch
 }
 
 // checkProtected refuses a tool call that would delete, empty, move or
@@ -58,7 +53,7 @@ func protectedLine(tool string, input json.RawMessage) (string, bool) {
 // file is not looked at, and the protected files are looked at only for
 // the calls that do.
 func (s *settings) checkProtected(project, cwd, tool string, input json.RawMessage) error {
-	line, ok := protectedLine(tool, input)
+	line, ok := protectedLine(s.agent.Hooks.Tools, tool, input)
 	if !ok {
 		return nil
 	}
@@ -83,9 +78,4 @@ func refusal(err error) (*protect.RefusalError, bool) {
 }
 
 // shellQuote quotes s for a POSIX shell, as one word.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+func shellQuote(s string) string { return agent.ShellQuote(s) }

@@ -26,8 +26,8 @@ type result struct {
 	files int
 }
 
-// agent runs one iteration.
-type agent interface {
+// loopAgent is the loop's agent: it runs one iteration.
+type loopAgent interface {
 	// run runs the iteration, writing its output (stdout and stderr) to
 	// out.
 	run(ctx context.Context, iteration int, out io.Writer) (result, error)

@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"strings"
+
+	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/agent"
 )
 
 // sampleBytes is how much of the end of an iteration's output looprun
@@ -32,8 +36,8 @@ const sampleBytes = 1 << 20
 // It keeps, in bounded memory whatever the command prints, what the runner
 // needs to know about the output: its length, a hash of it (to tell
 // whether it changed), whether the done marker is in it, its last
-// sampleBytes bytes (for the error), and what Claude Code's JSON output
-// says of the run (claudeOutput). Everything written goes on to a log,
+// sampleBytes bytes (for the error), and what an agent's output says of
+// the run (each agent's reader, package agent, reads its lines). Everything written goes on to a log,
 // which keeps the first logHeadBytes; finishLog then adds the end that is
 // still in memory.
 //
@@ -56,15 +60,30 @@ type capture struct {
 	logged int64  // bytes written to the log
 	logErr error  // the first error writing the log; no more is written
 
-	claude claudeOutput // read once finish has been called
-	status statusReader // the agent's status blocks
+	line []byte // the line being written, up to maxJSONLine bytes
+	long bool   // ...which is longer than that: it is passed over
+	// plainMarker says the marker was in a line that is no agent's:
+	// output of the command's own, around the agent's.
+	plainMarker bool
+	readers     []agent.Output // every agent's: a command may run any of them
+	agents      []*agent.Agent // whose readers they are
+	run         agent.Run      // what the agent's output told, once finish has been called
+	ran         *agent.Agent   // whose output it was; nil for none
+	status      statusReader   // the agent's status blocks
 }
+
+// maxJSONLine bounds the line the capture holds for the agents' readers
+// while it streams: a line longer than this (a huge tool result, or a
+// result text longer than a mebibyte) is passed over, unread.
+const maxJSONLine = 1 << 20
 
 // newCapture returns a capture that watches for marker ("" watches for
 // nothing) and writes the output to log (nil: no log).
 func newCapture(marker string, log io.Writer) *capture {
 	c := &capture{marker: []byte(marker), keepMax: sampleBytes, log: log, logMax: logHeadBytes, sum: sha256.New()}
-	c.claude.marker = c.marker
+	for _, ag := range agent.All {
+		c.readers, c.agents = append(c.readers, ag.NewOutput()), append(c.agents, ag)
+	}
 	return c
 }
 
@@ -77,20 +96,75 @@ func (c *capture) Write(p []byte) (int, error) {
 	c.watch(p)
 	c.keep(p)
 	c.writeLog(p)
-	c.claude.Write(p)
+	c.lines(p)
 	c.status.Write(p)
 	return len(p), nil
 }
 
-// finish is called once the output has ended: it reads the last line of
-// Claude Code's JSON output, and the whole output as one JSON object when
-// no line was its result, and the status block the output may end in.
-func (c *capture) finish() {
+// lines hands each whole line of p, with the line written before it, to
+// the agents' readers.
+func (c *capture) lines(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			c.keepLine(p)
+			return
+		}
+		c.keepLine(p[:i])
+		if !c.long {
+			c.readLine(c.line)
+		}
+		c.line, c.long = c.line[:0], false
+		p = p[i+1:]
+	}
+}
+
+// keepLine adds p to the line being written, unless the line is too long.
+func (c *capture) keepLine(p []byte) {
+	if c.long || len(c.line)+len(p) > maxJSONLine {
+		c.line, c.long = c.line[:0], true
+		return
+	}
+	c.line = append(c.line, p...)
+}
+
+// readLine gives a line to the agents' readers, in turn, until one takes
+// it; a line none takes is the command's own, where the done marker
+// counts.
+func (c *capture) readLine(line []byte) {
+	taken := false
+	for _, r := range c.readers {
+		if taken = r.Line(line); taken {
+			break
+		}
+	}
+	if !taken && len(c.marker) > 0 && bytes.Contains(line, c.marker) {
+		if t := bytes.TrimSpace(line); len(t) == 0 || t[0] != '{' {
+			c.plainMarker = true
+		}
+	}
+}
+
+// finish is called once the output has ended, exitCode the command's exit
+// status: it reads the last line, which may end without a newline, the
+// whole output when it is held whole (a JSON object spread over lines),
+// and the status block the output may end in; the run is the first
+// agent's whose output it was.
+func (c *capture) finish(exitCode int) {
 	c.status.finish()
+	if !c.long && len(c.line) > 0 {
+		c.readLine(c.line)
+	}
+	c.line, c.long = nil, false
+	var whole []byte
 	if c.n <= int64(len(c.kept())) {
-		c.claude.finish(c.kept())
-	} else {
-		c.claude.finish(nil)
+		whole = c.kept()
+	}
+	c.run, c.ran = agent.Run{}, nil
+	for i, r := range c.readers {
+		if run := r.Finish(whole, exitCode); run.Seen && c.ran == nil {
+			c.run, c.ran = run, c.agents[i]
+		}
 	}
 }
 
@@ -155,26 +229,86 @@ func (c *capture) hash() [sha256.Size]byte {
 	return h
 }
 
-// statusBlock returns the agent's last status block: the one in the
-// result text of Claude Code's JSON output, else the last in the output.
+// markerSeen reports whether the marker was anywhere in the output.
+func (c *capture) markerSeen() bool { return c.seen }
+
+// words returns what the agent's own last words say: their status block
+// (hasBlock), and whether they quote one as an example of the format; ok
+// is false when the output had no words of an agent's.
+func (c *capture) words() (block statusBlock, hasBlock, example, ok bool) {
+	if !c.run.Seen || !c.run.HasWords {
+		return statusBlock{}, false, false, false
+	}
+	status := readStatus(c.run.Words)
+	block, hasBlock = status.block()
+	return block, hasBlock, status.example, true
+}
+
+// statusBlock returns the agent's last status block: the one in its own
+// last words (Claude Code's result text, Codex's last message), else the
+// last in the output.
 func (c *capture) statusBlock() (statusBlock, bool) {
-	if c.claude.result.hasBlock {
-		return c.claude.result.block, true
+	if block, ok, _, _ := c.words(); ok {
+		return block, true
 	}
 	return c.status.block()
 }
-
-// markerSeen reports whether the marker was in the output.
-func (c *capture) markerSeen() bool { return c.seen }
 
 // exampleSeen reports whether the agent quoted a status block as an
 // example of the format (fenced, with more text after it): the default
 // done marker, a field of that block, is then in the example.
 func (c *capture) exampleSeen() bool {
-	if c.claude.result.seen {
-		return c.claude.result.example
+	if _, _, example, ok := c.words(); ok {
+		return example
 	}
 	return c.status.example
+}
+
+// doneMarkerSeen reports whether the output holds the done marker where it
+// is the agent's word. When the output is an agent's (its result, or its
+// events), that is its own last words, and any line that is no agent's
+// (what a script around it printed); not the session's other events, its
+// steps: a tool result that prints PROMPT.md, or a file holding a status
+// block, is no signal. Otherwise it is anywhere.
+func (c *capture) doneMarkerSeen() bool {
+	if c.run.Seen {
+		return c.plainMarker || len(c.marker) > 0 && strings.Contains(c.run.Words, string(c.marker))
+	}
+	return c.markerSeen()
+}
+
+// limitText returns the text to look for a provider limit in, once the
+// run failed: the agent's own message of why it gave up, when its events
+// tell the outcome (a failed command is the agent's doing, whatever its
+// output says, and Codex prints the limits it got past while retrying
+// too); otherwise the end of the output.
+func (c *capture) limitText() string {
+	if c.run.Told {
+		return c.run.LimitText
+	}
+	return c.sample()
+}
+
+// outputError returns the error the output shows, for a run that passed:
+// of an agent whose events tell the outcome, the error it got past (the
+// last command that failed with one); of another command, the error
+// ExtractError finds in the end of the output.
+func (c *capture) outputError() string {
+	if c.run.Told {
+		return c.run.Noticed
+	}
+	return loopbreaker.ExtractError(c.sample())
+}
+
+// claimText returns the agent's last words, where a claim of done is
+// looked for: of an agent whose events tell them, its last message (a
+// command's output is not its word); else the end of the output (see
+// claimsDone).
+func (c *capture) claimText() string {
+	if c.run.Told {
+		return c.run.Words
+	}
+	return c.sample()
 }
 
 // kept is the end of the output held in memory: all of it, or its last

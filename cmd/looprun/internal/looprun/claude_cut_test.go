@@ -14,15 +14,19 @@ import (
 // said: the run never said it finished.
 func TestAClaudeStreamCutBeforeItsResultIsAFailure(t *testing.T) {
 	stream := readFixture(t, "claude-stream.jsonl")
-	cut := streamed(stream[:strings.Index(stream, `{"type":"result"`)], 64)
-	require.False(t, cut.claude.result.seen)
-	assert.EqualError(t, iterationError(result{}, cut, time.Minute), "claude: the output ended before its result event: the run was cut short")
-	assert.EqualError(t, iterationError(result{exitCode: 143}, cut, time.Minute), "claude: the output ended before its result event (exit status 143)")
+	head := stream[:strings.Index(stream, `{"type":"result"`)]
+	cut := streamed(head, 64)
+	require.True(t, cut.run.Seen, "Claude Code's output")
+	assert.EqualError(t, runError(result{}, cut.observe(false), time.Minute), "claude: the output ended before its result event: the run was cut short")
+	killed := newCapture("", nil)
+	killed.Write([]byte(head))
+	killed.finish(143)
+	assert.EqualError(t, runError(result{exitCode: 143}, killed.observe(false), time.Minute), "claude: the output ended before its result event (exit status 143)")
 
 	whole := streamed(stream, 64)
-	assert.NoError(t, iterationError(result{}, whole, time.Minute), "the whole stream, its result a success")
+	assert.NoError(t, runError(result{}, whole.observe(false), time.Minute), "the whole stream, its result a success")
 	plain := streamed("all good\n", 64)
-	assert.NoError(t, iterationError(result{}, plain, time.Minute), "output that is no Claude Code's is judged by its exit status")
+	assert.NoError(t, runError(result{}, plain.observe(false), time.Minute), "output that is no Claude Code's is judged by its exit status")
 }
 
 // End to end: an agent whose stream-json stops after its init event fails

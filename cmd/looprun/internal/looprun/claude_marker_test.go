@@ -25,7 +25,7 @@ func TestTheDoneMarkerCountsInClaudeCodesResultAlone(t *testing.T) {
 	} {
 		c := newCapture("EXIT_SIGNAL: true", nil)
 		c.Write([]byte(tc.output))
-		c.finish()
+		c.finish(0)
 		assert.Equal(t, tc.done, c.doneMarkerSeen(), name)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/agent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -33,7 +34,7 @@ func streamInto(c *capture, text string, n int) *capture {
 		c.Write([]byte(text[:k]))
 		text = text[k:]
 	}
-	c.finish()
+	c.finish(0)
 	return c
 }
 
@@ -43,26 +44,25 @@ func streamInto(c *capture, text string, n int) *capture {
 func TestClaudeJSONResultIsRead(t *testing.T) {
 	for _, n := range []int{1, 7, 4096} {
 		c := streamed(readFixture(t, "claude-json.json"), n)
-		r := c.claude.result
-		require.True(t, r.seen, "pieces of %d", n)
-		assert.False(t, r.isError)
-		assert.Equal(t, "success", r.subtype)
-		assert.Equal(t, 7, r.turns)
-		assert.Equal(t, 0, r.denials)
-		assert.True(t, r.hasUsage)
-		assert.Equal(t, loopbreaker.Usage{InputTokens: 1834 + 12044 + 210387, OutputTokens: 4520, CostUSD: 0.4821}, r.usage)
-		assert.Equal(t, "3f6c2a10-5d4e-4b7a-9a51-2c8e0d9b7f11", c.claude.session)
+		r := c.run
+		require.True(t, r.Seen, "pieces of %d", n)
+		assert.False(t, r.Failed)
+		assert.Equal(t, 7, r.Turns)
+		assert.Equal(t, 0, r.Denials)
+		assert.True(t, r.HasUsage)
+		assert.Equal(t, loopbreaker.Usage{InputTokens: 1834 + 12044 + 210387, OutputTokens: 4520, CostUSD: 0.4821}, r.Usage)
+		assert.Equal(t, "3f6c2a10-5d4e-4b7a-9a51-2c8e0d9b7f11", c.run.Session)
 	}
 }
 
 // stream-json: the permission denials of the result, and its session.
 func TestClaudeStreamJSONResultIsRead(t *testing.T) {
 	c := streamed(readFixture(t, "claude-stream.jsonl"), 100)
-	r := c.claude.result
-	require.True(t, r.seen)
-	assert.Equal(t, 2, r.denials)
-	assert.Equal(t, loopbreaker.Usage{InputTokens: 612 + 18240, OutputTokens: 310, CostUSD: 0.0375}, r.usage)
-	assert.Equal(t, "8d1e4c77-0b2f-4e61-a3c9-7f5d2b1e9a04", c.claude.session)
+	r := c.run
+	require.True(t, r.Seen)
+	assert.Equal(t, 2, r.Denials)
+	assert.Equal(t, loopbreaker.Usage{InputTokens: 612 + 18240, OutputTokens: 310, CostUSD: 0.0375}, r.Usage)
+	assert.Equal(t, "8d1e4c77-0b2f-4e61-a3c9-7f5d2b1e9a04", c.run.Session)
 }
 
 // A run cut short before its result still names its session (the init
@@ -70,13 +70,13 @@ func TestClaudeStreamJSONResultIsRead(t *testing.T) {
 func TestClaudeOutputCutShortAndErrors(t *testing.T) {
 	stream := readFixture(t, "claude-stream.jsonl")
 	c := streamed(stream[:strings.Index(stream, `{"type":"result"`)], 64)
-	assert.False(t, c.claude.result.seen)
-	assert.Equal(t, "8d1e4c77-0b2f-4e61-a3c9-7f5d2b1e9a04", c.claude.session)
+	assert.True(t, c.run.Seen && c.run.Failed, "Claude Code's, and cut short")
+	assert.Equal(t, "8d1e4c77-0b2f-4e61-a3c9-7f5d2b1e9a04", c.run.Session)
 
 	c = streamed(readFixture(t, "claude-stream-limit.jsonl"), 333)
-	r := c.claude.result
-	assert.True(t, r.isError)
-	assert.Equal(t, "Claude AI usage limit reached|1800003600", r.text)
+	r := c.run
+	assert.True(t, r.Failed)
+	assert.Equal(t, "claude: Claude AI usage limit reached|1800003600", r.Fallback)
 }
 
 // The json format spread over lines is read as one object; a result
@@ -84,13 +84,13 @@ func TestClaudeOutputCutShortAndErrors(t *testing.T) {
 func TestClaudeResultOverLinesOrWithoutANewline(t *testing.T) {
 	pretty := "{\n  \"type\": \"result\",\n  \"is_error\": true,\n  \"subtype\": \"error_during_execution\",\n  \"total_cost_usd\": 0.5,\n  \"session_id\": \"s-1\"\n}\n"
 	c := streamed(pretty, 5)
-	require.True(t, c.claude.result.seen)
-	assert.True(t, c.claude.result.isError)
-	assert.Equal(t, 0.5, c.claude.result.usage.CostUSD)
-	assert.Equal(t, "s-1", c.claude.session)
+	require.True(t, c.run.Seen)
+	assert.True(t, c.run.Failed)
+	assert.Equal(t, 0.5, c.run.CostUSD)
+	assert.Equal(t, "s-1", c.run.Session)
 
 	c = streamed(`{"type":"result","is_error":false,"total_cost_usd":0.25}`, 9)
-	assert.Equal(t, 0.25, c.claude.result.usage.CostUSD)
+	assert.Equal(t, 0.25, c.run.CostUSD)
 }
 
 // What is not Claude Code's result is passed over: plain text, other
@@ -105,24 +105,17 @@ func TestWhatIsNotAClaudeResultIsPassedOver(t *testing.T) {
 		"too long a line":   `{"type":"result","total_cost_usd":1,"result":"` + strings.Repeat("x", maxJSONLine) + `"}` + "\n" + "done\n",
 	} {
 		c := streamed(text, 4096)
-		assert.False(t, c.claude.result.seen, name)
-		assert.Zero(t, c.claude.result.usage, name)
+		assert.False(t, c.run.Seen, name)
+		assert.Zero(t, c.run.Usage, name)
 	}
 
 	c := streamed(`{"type":"result","is_error":"yes","total_cost_usd":"cheap","num_turns":3,"usage":{"output_tokens":7},"permission_denials":{}}`+"\n", 4096)
-	r := c.claude.result
-	require.True(t, r.seen)
-	assert.False(t, r.isError, "a string is not a bool")
-	assert.Equal(t, 3, r.turns)
-	assert.Equal(t, loopbreaker.Usage{OutputTokens: 7}, r.usage, "the cost is spoilt, the tokens are not")
-	assert.Equal(t, 0, r.denials)
-}
-
-// Token counts near the largest int saturate instead of wrapping.
-func TestClaudeTokenCountsSaturate(t *testing.T) {
-	assert.Equal(t, 6, sumTokens(1, 2, 3))
-	assert.Equal(t, 3, sumTokens(-5, 3), "a negative count counts as zero")
-	assert.Equal(t, int(^uint(0)>>1), sumTokens(int(^uint(0)>>1), 5))
+	r := c.run
+	require.True(t, r.Seen)
+	assert.False(t, r.Failed, "a string is not a bool")
+	assert.Equal(t, 3, r.Turns)
+	assert.Equal(t, loopbreaker.Usage{OutputTokens: 7}, r.Usage, "the cost is spoilt, the tokens are not")
+	assert.Equal(t, 0, r.Denials)
 }
 
 // FuzzClaudeOutput: any output, cut anywhere, is read without a panic, and
@@ -134,25 +127,45 @@ func FuzzClaudeOutput(f *testing.F) {
 	f.Add(`{"type":"result","total_cost_usd":-2,"usage":{"input_tokens":-4,"output_tokens":-1}}`, 3)
 	f.Fuzz(func(t *testing.T, text string, n int) {
 		c := streamed(text, max(1, n%4096))
-		u := c.claude.result.usage
-		if u.InputTokens < 0 || u.OutputTokens < 0 || u.CostUSD < 0 || c.claude.result.denials < 0 {
-			t.Fatalf("%+v", c.claude.result)
+		u := c.run.Usage
+		if u.InputTokens < 0 || u.OutputTokens < 0 || u.CostUSD < 0 || c.run.Denials < 0 {
+			t.Fatalf("%+v", c.run)
 		}
-		if len(c.claude.line) != 0 {
+		if len(c.line) != 0 {
 			t.Fatal("a line is held after finish")
 		}
 	})
 }
 
-// An error result with nothing ExtractError recognises is the error the
-// result event names: its text, or else its subtype.
-func TestIterationErrorOfAnErrorResult(t *testing.T) {
-	c := newCapture("", nil)
-	c.claude.result = claudeResult{seen: true, isError: true, subtype: "error_during_execution", text: "API Error: 500 Internal server error"}
-	assert.EqualError(t, iterationError(result{}, c, time.Minute), "claude: API Error: 500 Internal server error")
-	c.claude.result.text = ""
-	assert.EqualError(t, iterationError(result{}, c, time.Minute), "claude: error_during_execution")
-	c.claude.result.isError = false
-	assert.NoError(t, iterationError(result{}, c, time.Minute), "a clean exit, and no error result")
-	assert.EqualError(t, iterationError(result{exitCode: 2}, c, time.Minute), "exit status 2")
+// The error of a run, by what ended it and what its output told: a
+// timeout, a signal or timeout(1)'s exit by their names; a clean exit
+// that the agent does not call a failure is none; else the agent's own
+// error, the one ExtractError finds in the output, the agent's word for
+// it, or the exit status, in that order.
+func TestTheErrorOfARun(t *testing.T) {
+	claude := agent.Run{Seen: true, Failed: true, Fallback: "claude: error_during_execution"}
+	for _, tc := range []struct {
+		name string
+		res  result
+		out  outputSeen
+		want string // "" for none
+	}{
+		{"a clean exit", result{}, outputSeen{sample: "Error: this is printed, not failed on"}, ""},
+		{"a timeout", result{timedOut: true, exitCode: -1}, outputSeen{}, "timed out after 1m0s"},
+		{"a signal", result{signal: "signal 9 (SIGKILL)", exitCode: -1}, outputSeen{}, "killed by signal 9 (SIGKILL)"},
+		{"timeout(1)", result{exitCode: 124}, outputSeen{}, "timed out (exit 124)"},
+		{"an exit status", result{exitCode: 2}, outputSeen{sample: "nothing to see"}, "exit status 2"},
+		{"the output's error", result{exitCode: 1}, outputSeen{sample: "Error: Cannot find module 'left-pad'\n"}, "Error: Cannot find module 'left-pad'"},
+		{"the agent's word, exit 0", result{}, outputSeen{run: claude}, "claude: error_during_execution"},
+		{"the output's error before the agent's word", result{}, outputSeen{run: claude, sample: "Error: Cannot find module 'left-pad'\n"}, "Error: Cannot find module 'left-pad'"},
+		{"the agent's own error first", result{exitCode: 1}, outputSeen{run: agent.Run{Seen: true, Failed: true, Err: "--- FAIL: TestLogin"}, sample: "Error: other"}, "--- FAIL: TestLogin"},
+		{"an agent's run that passed", result{}, outputSeen{run: agent.Run{Seen: true}, sample: "Error: got past"}, ""},
+	} {
+		err := runError(tc.res, tc.out, time.Minute)
+		if tc.want == "" {
+			assert.NoError(t, err, tc.name)
+			continue
+		}
+		assert.EqualError(t, err, tc.want, tc.name)
+	}
 }

@@ -1,13 +1,13 @@
 package looprun
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/agent"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,31 +17,28 @@ import (
 // and the messages written for the tests.
 
 // codexCapture writes a fixture to a capture that watches for the done
-// marker, in pieces of n bytes, as a pipe delivers it, and finishes it;
-// the model is what the runner found on the command line.
+// marker, in pieces of n bytes, as a pipe delivers it, and finishes it.
 func codexCapture(t *testing.T, name string, n int) *capture {
 	t.Helper()
-	c := newCapture("EXIT_SIGNAL: true", nil)
-	c.claude.codex.model = "gpt-5.5"
-	return streamInto(c, readFixture(t, name), n)
+	return streamInto(newCapture("EXIT_SIGNAL: true", nil), readFixture(t, name), n)
 }
 
 // Codex exits 0 whatever its commands did: a session whose last command,
 // the test, failed is a failed run, whose error is the test's failure;
-// the thread is the session; the turn's usage names the model, for the
-// breaker to price; the status block is the agent's last message's.
+// the thread is the session; the turn's usage is its tokens (the command
+// line names the model); the status block is the agent's last message's.
 func TestCodexRunWhoseLastCommandFailedFails(t *testing.T) {
 	for _, n := range []int{1, 9, 4096} {
 		c := codexCapture(t, "codex-stuck.jsonl", n)
-		r := c.claude.result
-		require.True(t, r.seen, "pieces of %d", n)
-		assert.True(t, r.isError)
-		assert.Equal(t, "--- FAIL: TestLogin (0.00s)\n    login_test.go:12: want 200, got 500", r.errText)
-		assert.Empty(t, r.limitText, "a command's failure is no provider's")
-		assert.True(t, r.hasUsage)
-		assert.False(t, r.hasCost, "Codex reports no cost")
-		assert.Equal(t, loopbreaker.Usage{Model: "gpt-5.5", InputTokens: 24000, CacheReadTokens: 18000, OutputTokens: 900}, r.usage)
-		assert.Equal(t, "01a2186f-8fa0-7a32-8b62-94c7db296f17", c.claude.session)
+		r := c.run
+		require.True(t, r.Seen, "pieces of %d", n)
+		assert.True(t, r.Failed)
+		assert.Equal(t, "--- FAIL: TestLogin (0.00s)\n    login_test.go:12: want 200, got 500", r.Err)
+		assert.Empty(t, r.LimitText, "a command's failure is no provider's")
+		assert.True(t, r.HasUsage)
+		assert.False(t, r.HasCost, "Codex reports no cost")
+		assert.Equal(t, loopbreaker.Usage{InputTokens: 24000, CacheReadTokens: 18000, OutputTokens: 900}, r.Usage)
+		assert.Equal(t, "01a2186f-8fa0-7a32-8b62-94c7db296f17", c.run.Session)
 		block, ok := c.statusBlock()
 		require.True(t, ok)
 		assert.Equal(t, "IN_PROGRESS", block.status)
@@ -50,7 +47,7 @@ func TestCodexRunWhoseLastCommandFailedFails(t *testing.T) {
 	}
 
 	c := codexCapture(t, "codex-stuck.jsonl", 4096)
-	err := iterationError(result{exitCode: 0}, c, time.Minute)
+	err := runError(result{exitCode: 0}, c.observe(false), time.Minute)
 	require.Error(t, err, "exit 0, and still a failure")
 	assert.Equal(t, "--- FAIL: TestLogin (0.00s)\n    login_test.go:12: want 200, got 500", err.Error())
 }
@@ -61,21 +58,12 @@ func TestCodexRunWhoseLastCommandFailedFails(t *testing.T) {
 // last message is its word; cache writes are counted apart.
 func TestCodexRunThatEndsOnAPassingCommandPasses(t *testing.T) {
 	c := codexCapture(t, "codex-fixed.jsonl", 64)
-	r := c.claude.result
-	assert.False(t, r.isError)
-	assert.Empty(t, r.errText)
-	assert.NoError(t, iterationError(result{exitCode: 0}, c, time.Minute))
-	assert.Equal(t, loopbreaker.Usage{Model: "gpt-5.5", InputTokens: 30000, CacheReadTokens: 20000, CacheWriteTokens: 1000, OutputTokens: 1500}, r.usage)
+	r := c.run
+	assert.False(t, r.Failed)
+	assert.Empty(t, r.Err)
+	assert.NoError(t, runError(result{exitCode: 0}, c.observe(false), time.Minute))
+	assert.Equal(t, loopbreaker.Usage{InputTokens: 30000, CacheReadTokens: 20000, CacheWriteTokens: 1000, OutputTokens: 1500}, r.Usage)
 	assert.True(t, c.doneMarkerSeen())
-}
-
-// A command that failed with nothing that reads as an error in its
-// output fails as its exit code and its command line.
-func TestCodexCommandFailureWithoutAnErrorInItsOutput(t *testing.T) {
-	code := 2
-	assert.Equal(t, "command exited 2: /bin/bash -lc 'make lint'",
-		codexCommand{Command: "/bin/bash -lc 'make lint'", ExitCode: &code, Status: "failed"}.failure())
-	assert.Equal(t, "command failed: /bin/bash -lc 'x'", codexCommand{Command: "/bin/bash -lc 'x'", Status: "failed"}.failure())
 }
 
 // A turn that failed (Codex gave up on the model after its retries) is
@@ -83,13 +71,13 @@ func TestCodexCommandFailureWithoutAnErrorInItsOutput(t *testing.T) {
 // turn's message, not the limits Codex got past while it retried.
 func TestCodexFailedTurnIsTheError(t *testing.T) {
 	c := codexCapture(t, "codex-429.jsonl", 100)
-	r := c.claude.result
-	assert.True(t, r.isError)
-	assert.False(t, r.hasUsage)
+	r := c.run
+	assert.True(t, r.Failed)
+	assert.False(t, r.HasUsage)
 	want := "exceeded retry limit, last status: 429 Too Many Requests, request id: req_6"
-	assert.Equal(t, want, r.errText)
+	assert.Equal(t, want, r.Err)
 	assert.Equal(t, want, c.limitText())
-	err := iterationError(result{exitCode: 1}, c, time.Minute)
+	err := runError(result{exitCode: 1}, c.observe(false), time.Minute)
 	require.Error(t, err)
 	assert.Equal(t, want, err.Error())
 	l, ok := loopbreaker.ProviderLimitInText(c.limitText(), time.Now())
@@ -106,14 +94,14 @@ func TestCodexLimitsGotPastAreNoLimit(t *testing.T) {
 	i := strings.Index(stuck, `{"type":"turn.started"}`) + len(`{"type":"turn.started"}`) + 1
 	c := newCapture("", nil)
 	c.Write([]byte(stuck[:i] + retried + "\n" + stuck[i:]))
-	c.finish()
+	c.finish(0)
 	assert.Contains(t, c.sample(), "429 Too Many Requests", "the retry is in the output")
 	assert.Empty(t, c.limitText())
-	assert.True(t, c.claude.result.isError)
+	assert.True(t, c.run.Failed)
 
 	plain := newCapture("", nil)
 	plain.Write([]byte("curl: (22) The requested URL returned error: 429\n"))
-	plain.finish()
+	plain.finish(0)
 	assert.Equal(t, plain.sample(), plain.limitText(), "output that is not Codex's: its end, as before")
 }
 
@@ -124,61 +112,7 @@ func TestCodexCommandOutputIsNotTheAgentsWord(t *testing.T) {
 	_, ok := c.statusBlock()
 	assert.False(t, ok)
 	assert.False(t, c.doneMarkerSeen())
-	assert.False(t, c.claude.result.isError)
-}
-
-// The model Codex runs is read from its command line, else from its
-// configuration: -m and --model, -c model=..., the profile's config and
-// CODEX_HOME's config.toml (whose top level alone names the model).
-func TestCodexModelIsFoundWhereCodexTakesIt(t *testing.T) {
-	home := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(home, "config.toml"),
-		[]byte("# mine\nmodel = \"gpt-5.4\" # the default\napproval_policy = \"never\"\n\n[profiles.x]\nmodel = \"o3\"\n"), 0o600))
-	require.NoError(t, os.WriteFile(filepath.Join(home, "fast.config.toml"), []byte("model = 'gpt-5.4-mini'\n"), 0o600))
-	noModel := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(noModel, "config.toml"), []byte("[model_providers.x]\nmodel = \"not this\"\n"), 0o600))
-	env := func(codexHome string) func(string) string {
-		return func(k string) string {
-			switch k {
-			case "CODEX_HOME":
-				return codexHome
-			case "HOME":
-				return "/nonexistent"
-			}
-			return ""
-		}
-	}
-	for _, tc := range []struct {
-		name string
-		argv []string
-		home string
-		want string
-	}{
-		{"-m", []string{"codex", "exec", "--json", "-m", "gpt-5.5", "fix it"}, home, "gpt-5.5"},
-		{"--model=", []string{"/opt/bin/codex", "exec", "--model=gpt-5.5"}, home, "gpt-5.5"},
-		{"-m joined", []string{"codex", "exec", "-mgpt-5.5"}, home, "gpt-5.5"},
-		{"-c model=", []string{"codex", "exec", "-c", `model="gpt-5.2"`}, home, "gpt-5.2"},
-		{"-m wins over -c", []string{"codex", "exec", "-c", "model=o3", "-m", "gpt-5.5"}, home, "gpt-5.5"},
-		{"a profile", []string{"codex", "exec", "-p", "fast"}, home, "gpt-5.4-mini"},
-		{"config.toml", []string{"codex", "exec", "--json", "resume", "{session}", "-"}, home, "gpt-5.4"},
-		{"through npx", []string{"npx", "@openai/codex", "exec"}, home, "gpt-5.4"},
-		{"a table's model is not the top level's", []string{"codex", "exec"}, noModel, ""},
-		{"no config", []string{"codex", "exec"}, t.TempDir(), ""},
-		{"not Codex", []string{"claude", "-p", "-m", "x"}, home, ""},
-		{"a prompt that names codex is no codex", []string{"./agent.sh", "ask codex -m gpt-5.5"}, home, ""},
-	} {
-		assert.Equal(t, tc.want, codexModel(tc.argv, env(tc.home)), tc.name)
-	}
-
-	user := t.TempDir()
-	require.NoError(t, os.Mkdir(filepath.Join(user, ".codex"), 0o700))
-	require.NoError(t, os.WriteFile(filepath.Join(user, ".codex", "config.toml"), []byte("model=\"gpt-5.1-codex\"\n"), 0o600))
-	assert.Equal(t, "gpt-5.1-codex", codexModel([]string{"codex", "exec"}, func(k string) string {
-		if k == "HOME" {
-			return user
-		}
-		return ""
-	}), "without CODEX_HOME, ~/.codex")
+	assert.False(t, c.run.Failed)
 }
 
 // Without -check, a command line that runs Codex or Claude Code (behind
@@ -227,26 +161,14 @@ func FuzzCodexOutput(f *testing.F) {
 		`{"type":"turn.failed","error":{"message":"  "}}`+"\n"+`{"type":"item.completed","item":{"type":"command_execution","exit_code":null,"status":"failed"}}`, 5)
 	f.Fuzz(func(t *testing.T, text string, n int) {
 		c := streamInto(newCapture("EXIT_SIGNAL: true", nil), text, max(1, n%4096))
-		r := c.claude.result
-		u := r.usage
+		r := c.run
+		u := r.Usage
 		if u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheWriteTokens < 0 {
 			t.Fatalf("%+v", r)
 		}
-		if c.claude.codex.seen && r.isError && r.errText == "" {
+		if c.ran == agent.Codex && r.Failed && r.Err == "" {
 			t.Fatalf("a failed run that says no error: %+v", r)
 		}
-	})
-}
-
-// FuzzCodexModel: any command line (its arguments split at NUL bytes) is
-// read without a panic.
-func FuzzCodexModel(f *testing.F) {
-	f.Add("codex\x00exec\x00-m\x00gpt-5.5")
-	f.Add("codex\x00-c\x00model='o3\x00-p")
-	f.Add("codex\x00-m")
-	f.Fuzz(func(t *testing.T, line string) {
-		_ = codexModel(strings.Split(line, "\x00"), func(string) string { return "" })
-		_ = tomlString(line)
 	})
 }
 

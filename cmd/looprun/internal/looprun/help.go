@@ -57,14 +57,6 @@ points); risk (LOW, MEDIUM, HIGH); consec and total failures; noprog
 -calls-per-hour in the last hour).
 `
 
-// helpExitCodes lists the exit codes.
-const helpExitCodes = `
-Exit codes: 0 done, 1 error, 2 usage, 3 tripped (the circuit is open and
-nobody was asked, or the breaker gave up), 4 aborted, 5 budget or spend
-cap, 6 -max-iterations ran out, 7 protected files lost (restored), 8 a
-provider limit, 130 interrupted.
-`
-
 // helpExamples ends -help.
 const helpExamples = `
 Examples:

@@ -74,3 +74,28 @@ func TestCodexSessionsTheHookEndedStopTheLoop(t *testing.T) {
 	assert.Len(t, p.threads(), 3, "one session an iteration, no more")
 	assert.Len(t, p.env.Model.Turns(), 15, "each session ended at its fifth turn")
 }
+
+// The same in Gemini CLI (its own loop detection off, so that the hooks
+// are what stops each session): the hook ends the run with continue:
+// false, Gemini CLI exits 0, and its stream's last tool result says the
+// hook's reason: one error, three failures in a row.
+func TestGeminiSessionsTheHookEndedStopTheLoop(t *testing.T) {
+	answer := func(r *fakemodel.Request) fakemodel.Reply {
+		if len(r.ToolResults()) == 0 { // a session's first turn
+			return fakemodel.Use("run_shell_command", map[string]string{"command": "echo attempt >> attempts.txt"})
+		}
+		return runLoginTest
+	}
+	p := newGeminiProject(t, answer, map[string]string{"login_test.sh": loginTest},
+		map[string]any{"model": map[string]any{"disableLoopDetection": true}})
+	installHooks(t, p.repo, "-agent", "gemini")
+	out, code := p.looprun(t, []string{"-max-iterations", "6"}, "-p", "fix the tests", "--output-format", "stream-json")
+
+	require.Equal(t, exitTripped, code, out)
+	reason := "looprun ended the run: Same action failed 3 times in a row (threshold: 3, error "
+	assert.Equal(t, 3, strings.Count(out, "      ended by a hook: "+reason), "each iteration's line says why:\n%s", out)
+	assert.Contains(t, out, "stopped: 3 consecutive failures (threshold: 3) (exit 3)")
+	assert.Regexp(t, `\n[0-9a-f]{8} +3  `+regexp.QuoteMeta(reason), out, "one error, seen 3 times")
+	assert.Equal(t, 3, p.sessions(), "one session an iteration, no more")
+	assert.Len(t, p.env.Model.Turns(), 18, "each session ended at its sixth turn")
+}

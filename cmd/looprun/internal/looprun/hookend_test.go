@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/agent"
 )
 
 // Lines the real agents printed when looprun's hook ended their session
@@ -57,27 +59,27 @@ func TestSessionEndedByAHookIsAFailedRun(t *testing.T) {
 		reason   string // the hook's own words, when the output has them
 	}{
 		{"claude stream with hook events", []string{claudeInit, claudeBlockingHook, claudeEndingHook, claudeHookStopped}, 0, claudeEndingReason, claudeEndingReason},
-		{"claude stream without", []string{claudeInit, claudeHookStopped}, 0, claudeHookEnded, ""},
-		{"claude json", []string{claudeHookStopped}, 0, claudeHookEnded, ""},
+		{"claude stream without", []string{claudeInit, claudeHookStopped}, 0, agent.ClaudeHookEnded, ""},
+		{"claude json", []string{claudeHookStopped}, 0, agent.ClaudeHookEnded, ""},
 		// The same result with another terminal_reason (this one made up).
 		{"claude run a hook did not end", []string{claudeInit, claudeBlockingHook,
 			strings.Replace(claudeHookStopped, `"terminal_reason":"hook_stopped"`, `"terminal_reason":"completed"`, 1)}, 0, "", ""},
-		{"codex interrupted during its turn", []string{codexStarted, codexFailedTest, codexCancelled}, 1, codexInterrupted, ""},
+		{"codex interrupted during its turn", []string{codexStarted, codexFailedTest, codexCancelled}, 1, agent.CodexInterrupted, ""},
 		{"codex whose turn ended", []string{codexStarted, codexFailedTest, codexTurnEnded}, 0, loginTestFailure, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, n := range []int{1, 7, 4096} {
 				c := streamed(strings.Join(tt.lines, "\n")+"\n", n)
-				err := iterationError(result{exitCode: tt.exitCode}, c, time.Minute)
+				err := runError(result{exitCode: tt.exitCode}, c.observe(false), time.Minute)
 				if tt.err == "" {
 					assert.NoError(t, err, "pieces of %d", n)
-					assert.False(t, c.claude.result.hookEnded)
+					assert.False(t, c.run.HookEnded)
 					continue
 				}
 				require.Error(t, err, "pieces of %d", n)
 				assert.Equal(t, tt.err, err.Error())
-				assert.Equal(t, tt.reason, c.claude.result.hookReason)
+				assert.Equal(t, tt.reason, c.run.HookReason)
 			}
 		})
 	}
@@ -91,12 +93,12 @@ func FuzzHookEnd(f *testing.F) {
 	f.Add(strings.Join([]string{codexStarted, codexFailedTest, codexCancelled}, "\n"), 3)
 	f.Fuzz(func(t *testing.T, text string, n int) {
 		c := streamed(text, max(1, n%4096))
-		r := c.claude.result
-		if !r.hookEnded {
+		r := c.run
+		if !r.HookEnded {
 			return
 		}
-		err := iterationError(result{}, c, time.Minute)
-		if !r.isError || err == nil || strings.TrimSpace(err.Error()) == "" {
+		err := runError(result{}, c.observe(false), time.Minute)
+		if !r.Failed || err == nil || strings.TrimSpace(err.Error()) == "" {
 			t.Fatalf("a hook's end that is no failure: %+v, %v", r, err)
 		}
 	})

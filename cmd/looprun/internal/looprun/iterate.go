@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/agent"
 	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/hook"
 )
 
@@ -94,7 +94,8 @@ func (r *runner) banner() {
 		strings.Join(r.o.thresholds.Thresholds(r.o.cfg), ", "), strings.Join(limits, ", "))
 }
 
-// iterate runs one iteration and records it.
+// iterate runs one iteration and records it: it gathers what the
+// iteration observed, judges it (judge) and records the Iteration.
 func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int, stop bool) {
 	if d.Probe {
 		// Save that the probe is running: if it takes the runner down
@@ -131,7 +132,6 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	iteration := r.cb.Stats().Iterations + 1
 	out, log := r.openOutput(iteration, iteration == r.limited)
 	defer r.closeLog(log)
-	out.claude.codex.model = codexModel(r.o.argv, os.Getenv)
 	if !r.o.quiet {
 		what := ""
 		if next != "" {
@@ -143,22 +143,20 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	ticker := r.live.startStatus(r.statusText(iteration, "running"))
 	res, err := r.agent.run(ctx, iteration, r.shown(out))
 	ticker.stop()
-	out.finish()
+	out.finish(res.exitCode)
 	r.endLog(out, log)
-	if c := &out.claude.result; c.hookEnded && c.hookReason == "" {
-		if why := hooks.EndedReason(out.claude.session); why != "" {
-			c.hookReason, c.errText = why, why
+	if run := &out.run; run.HookEnded && run.HookReason == "" {
+		if why := hooks.EndedReason(run.Session); why != "" {
+			run.HookReason, run.Err = why, why
 		}
 	}
 	r.reportWindows(out)
-	claude := out.claude.result
-	if claude.hasCost {
-		claude.usage.CostUSD = r.sessions.runCost(out.claude.session, claude.costUSD)
-	}
+	run := out.run
+	usage := r.usage(out)
 	if errors.Is(err, context.Canceled) {
 		// Neutral: nobody failed. What it spent is spent.
 		r.live.endLine()
-		r.cb.Record(loopbreaker.Iteration{Err: err, Usage: claude.usage})
+		r.cb.Record(loopbreaker.Iteration{Err: err, Usage: usage})
 		r.stopped = "interrupted"
 		return exitInterrupted, true
 	}
@@ -167,41 +165,29 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		r.fail(err.Error())
 		return exitError, true
 	}
-	if err := r.sessions.ran(out.claude.session, claude.costUSD, claude.hasCost); err != nil {
+	if err := r.sessions.ran(run.Session, run.CostUSD, run.HasCost); err != nil {
 		fmt.Fprintln(r.errOut, "looprun: session:", err)
 	}
 
-	it := loopbreaker.Iteration{
-		Err:      iterationError(res, out, r.o.timeout),
-		Progress: &loopbreaker.Progress{OutputLength: int(min(out.length(), math.MaxInt)), FilesChanged: res.files},
-		Usage:    claude.usage,
+	o := &observed{
+		res: res, timeout: r.o.timeout, now: r.clock.Now(), command: len(r.o.argv) > 0,
+		markerGiven: r.o.markerGiven, usage: usage, inGit: inGit,
+		hadPlan: planErr == nil, doneBefore: planBefore.done, next: next, tests: r.tests,
 	}
-	if claude.seen {
-		it.Progress.PermissionDenials = claude.denials
-	}
-	// A failed run may have failed on a provider limit: read the end of
-	// its output for one. It is no failure, and no iteration: the same
-	// iteration runs again once the limit lifts.
+	sum := out.hash()
+	o.out = out.observe(sum != r.lastOutput)
+	runErr, limited := commandError(o)
 	r.limited = 0
-	limited := false
-	if it.Err != nil && !res.timedOut && !claude.hookEnded {
-		if l, ok := loopbreaker.ProviderLimitInText(out.limitText(), r.clock.Now()); ok {
-			it.Err = &loopbreaker.LimitError{Limit: l, Err: it.Err}
-			r.limited, limited = iteration, true
-			r.iterations--
-		}
+	if limited {
+		r.limited = iteration
+		r.iterations--
 	}
-	// Errors are read from every output: a run that exited 0 may say one.
-	outputErr := out.outputError()
-	from := "command"
-	checked := false
-	var checkTests testCounter // the check's test counts
-	if it.Err == nil && r.o.check != "" {
-		checkErr, err := r.runCheck(ctx, iteration, log, &checkTests)
+	if runErr == nil && r.o.check != "" {
+		checkErr, err := r.runCheck(ctx, iteration, log, &o.checkTests)
 		switch {
 		case errors.Is(err, context.Canceled):
 			r.live.endLine()
-			r.cb.Record(loopbreaker.Iteration{Err: err, Usage: claude.usage})
+			r.cb.Record(loopbreaker.Iteration{Err: err, Usage: usage})
 			r.stopped = "interrupted"
 			return exitInterrupted, true
 		case err != nil:
@@ -209,61 +195,24 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 			r.fail(err.Error())
 			return exitError, true
 		}
-		it.Err, from, checked = checkErr, "check", true
+		o.checked, o.checkErr = true, checkErr
 	}
 	r.live.endLine()
-	if it.Err == nil && !checked && outputErr != "" {
-		// An agent that exits 0 after failing tool calls: the error
-		// counts toward the same error, not as a failure.
-		it.Noticed = errors.New(outputErr)
+	if inGit {
+		after, _ := gitTree(r.o.dir)
+		o.filesChanged = changedFiles(r.o.dir, before, after)
+		o.reverted = reverted(r.o.dir, before, after)
+	}
+	if r.o.plan != "" {
+		o.plan, err = r.readPlan()
+		o.hasPlan = err == nil
 	}
 
-	block, hasBlock := out.statusBlock()
-	var after treeState
-	switch {
-	case inGit:
-		after, _ = gitTree(r.o.dir)
-		it.Progress.FilesChanged = changedFiles(r.o.dir, before, after)
-	case len(r.o.argv) > 0 && hasBlock && block.hasFiles:
-		// Outside a git repository, the agent's own count is the best
-		// there is.
-		it.Progress.FilesChanged = block.filesModified
-	case len(r.o.argv) > 0:
-		// Outside a git repository nothing tells which files changed: new
-		// output counts as one change, the same output as none.
-		if sum := out.hash(); sum != r.lastOutput {
-			it.Progress.FilesChanged = 1
-			r.lastOutput = sum
-		}
-	}
-	planAfter, planAfterErr := r.readPlan()
-	if r.o.plan != "" && planAfterErr == nil {
-		it.Plan = &loopbreaker.Plan{Done: planAfter.done, Remaining: planAfter.remaining}
-		if planErr == nil && planAfter.done > planBefore.done {
-			it.Progress.TasksCompleted = planAfter.done - planBefore.done
-		}
-	}
-	// The marker a person chose counts wherever it is; the default one,
-	// EXIT_SIGNAL: true, not in a status block quoted as an example.
-	it.Done = out.doneMarkerSeen() && (r.o.markerGiven || !out.exampleSeen())
-	claimed := claimsDone(out.claimText())
-	if hasBlock {
-		// The block says what the agent thinks it did; a marker the
-		// person chose still counts.
-		it.Done = block.done() || r.o.markerGiven && out.doneMarkerSeen()
-		it.Progress.TasksCompleted = max(it.Progress.TasksCompleted, block.tasksCompleted)
-		it.Work = block.work(it.Progress.FilesChanged)
-		it.Approach = block.approach
-		it.Task = block.task
-	}
-	if it.Task == "" {
-		it.Task = next
-	}
-	it.Claimed = claimed && !it.Done // done in words, without the done signal
-	tests := measureTests(&checkTests, checked, block, hasBlock)
-	r.tests.feed(it.Progress, tests)
-	if inGit {
-		it.Progress.Reverted = reverted(r.o.dir, before, after)
+	v := judge(o)
+	it := v.it
+	r.tests = v.tests
+	if v.outputCounted && o.out.changed {
+		r.lastOutput = sum
 	}
 	r.cb.Record(it) // the Guard checks the protected files, and restores what was lost
 	if it.Err == nil {
@@ -278,24 +227,24 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		}
 	}
 	lost := s.State == loopbreaker.Open && s.Reason.Kind == loopbreaker.ReasonProtectedFiles
-	r.row(iteration, started, d, it, s, claude)
+	r.row(iteration, started, d, it, s, run, usage)
 	switch le := (*loopbreaker.LimitError)(nil); {
 	case errors.As(it.Err, &le):
 	case it.Err != nil:
-		r.last = lastError{iteration: iteration, from: from, text: errorLines(it.Err.Error()), log: r.logs.path(iteration)}
+		r.last = lastError{iteration: iteration, from: v.from, text: errorLines(it.Err.Error()), log: r.logs.path(iteration)}
 		what := "error"
 		switch {
-		case from == "check":
+		case v.from == "check":
 			what = "check failed"
-		case claude.hookReason != "":
+		case run.HookReason != "":
 			what = "ended by a hook"
 		}
 		fmt.Fprintf(r.out, "      %s: %s\n", what, firstLine(it.Err.Error()))
 	case it.Noticed != nil:
-		fmt.Fprintf(r.out, "      note: the command exited 0, and its output has an error, which counts toward the same error (no -check to tell): %s\n", firstLine(outputErr))
+		fmt.Fprintf(r.out, "      note: the command exited 0, and its output has an error, which counts toward the same error (no -check to tell): %s\n", firstLine(v.outputErr))
 	}
-	if hasBlock {
-		r.showBlock(block)
+	if o.out.hasBlock {
+		r.showBlock(o.out.block)
 	}
 	if r.o.commit && it.Err == nil && !limited && !lost && inGit {
 		r.commit(iteration, it.Task, it.Progress.FilesChanged)
@@ -307,6 +256,22 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		return exitProtected, true
 	}
 	return 0, false
+}
+
+// usage is what the run spent: its usage as the agent's output told it,
+// its cost as the session counts it (on --resume Claude Code's
+// total_cost_usd is the session's), and, when the output names no model,
+// the one the command line runs, for the breaker to price.
+func (r *runner) usage(out *capture) loopbreaker.Usage {
+	run := out.run
+	u := run.Usage
+	if run.HasCost {
+		u.CostUSD = r.sessions.runCost(run.Session, run.CostUSD)
+	}
+	if ag, at := agent.Find(r.o.argv); run.HasUsage && u.Model == "" && ag != nil && ag == out.ran && ag.Model != nil {
+		u.Model = ag.Model(r.o.argv, at, os.Getenv)
+	}
+	return u
 }
 
 // shown is where the command's output goes: to the capture, and to the
@@ -365,7 +330,7 @@ func stateName(s loopbreaker.Stats) string {
 }
 
 // row prints the iteration's line of the table.
-func (r *runner) row(iteration int, started time.Time, d loopbreaker.Decision, it loopbreaker.Iteration, s loopbreaker.Stats, claude claudeResult) {
+func (r *runner) row(iteration int, started time.Time, d loopbreaker.Decision, it loopbreaker.Iteration, s loopbreaker.Stats, run agent.Run, usage loopbreaker.Usage) {
 	outcome, fp := "ok", "-"
 	switch le := (*loopbreaker.LimitError)(nil); {
 	case errors.As(it.Err, &le):
@@ -392,14 +357,14 @@ func (r *runner) row(iteration int, started time.Time, d loopbreaker.Decision, i
 		calls = fmt.Sprintf("%d/%d", s.Budget.Used, s.Budget.Limit)
 	}
 	took := r.clock.Now().Sub(started).Round(time.Millisecond).String()
-	if claude.seen && claude.turns > 0 {
-		took += ", " + strconv.Itoa(claude.turns) + " turn"
-		if claude.turns != 1 {
+	if run.Seen && run.Turns > 0 {
+		took += ", " + strconv.Itoa(run.Turns) + " turn"
+		if run.Turns != 1 {
 			took += "s"
 		}
 	}
-	if claude.hasUsage {
-		took += fmt.Sprintf(", $%.4f, %d tokens", r.priced(claude.usage), claude.usage.Tokens())
+	if run.HasUsage {
+		took += fmt.Sprintf(", $%.4f, %d tokens", r.priced(usage), usage.Tokens())
 	}
 	fmt.Fprintf(r.out, "%5d  %-8s  %-9s  %-6s  %5d  %7s  %5s  %-6s  %6d  %5d  %6d  %-8s  %s  (%s)\n",
 		iteration, started.Format(time.TimeOnly), stateName(s), outcome, it.Progress.FilesChanged,
@@ -446,56 +411,6 @@ func (r *runner) readPlan() (plan, error) {
 	return readPlan(filepath.Join(r.o.dir, r.o.plan))
 }
 
-// iterationError is the error of the command's run: nil for a clean exit
-// that Claude Code's JSON output, if any, does not call an error
-// (is_error), and that ended with its result event when it began as
-// Claude Code's stream. A run looprun's -timeout stopped, one that exited 124 (the
-// status timeout(1) gives) and one a signal ended are named so ("timed out
-// after 15m0s", "timed out (exit 124)", "killed by signal 9 (SIGKILL)"):
-// each is a failure, whose name is its fingerprint. Otherwise it is the
-// error the agent's events tell (Codex's failed turn, or its last
-// command, which failed: Codex exits 0 whatever its commands did; a
-// session a hook ended, see hookend.go), the
-// error ExtractError finds in the end of the output (see sampleBytes),
-// what the result event said, or the exit status.
-func iterationError(res result, out *capture, timeout time.Duration) error {
-	switch {
-	case res.timedOut:
-		return fmt.Errorf("timed out after %s", timeout)
-	case res.signal != "":
-		return fmt.Errorf("killed by %s", res.signal)
-	case res.exitCode == 124:
-		return errors.New("timed out (exit 124)")
-	}
-	claude := out.claude.result
-	if !claude.seen && out.claude.session != "" {
-		// Claude Code's stream began (its init event named the session)
-		// and ended before its result event: the process was killed, or
-		// the stream cut. Whatever it did, it did not say it finished.
-		if res.exitCode != 0 {
-			return fmt.Errorf("claude: the output ended before its result event (exit status %d)", res.exitCode)
-		}
-		return errors.New("claude: the output ended before its result event: the run was cut short")
-	}
-	if res.exitCode == 0 && !claude.isError {
-		return nil
-	}
-	if claude.errText != "" {
-		return errors.New(claude.errText)
-	}
-	if msg := loopbreaker.ExtractError(out.sample()); msg != "" {
-		return errors.New(msg)
-	}
-	if claude.isError {
-		what := claude.text
-		if what == "" {
-			what = claude.subtype
-		}
-		return fmt.Errorf("claude: %s", what)
-	}
-	return fmt.Errorf("exit status %d", res.exitCode)
-}
-
 // runCheck runs -check after the command passed, in -dir, with the same
 // time limit, its output shown as the command's is, added to the
 // iteration's log and read by tests for its test counts. failed is the
@@ -519,7 +434,7 @@ func (r *runner) runCheck(ctx context.Context, iteration int, log *os.File, test
 	ticker := r.live.startStatus(r.statusText(iteration, "check running"))
 	res, err := runCommand(ctx, argv, r.o.dir, nil, os.Environ(), r.o.timeout, io.MultiWriter(r.shown(c), tests))
 	ticker.stop()
-	c.finish()
+	c.finish(res.exitCode)
 	if log != nil {
 		if err := c.finishLog(); err != nil {
 			fmt.Fprintf(r.errOut, "looprun: iteration log %s: %v\n", log.Name(), err)

@@ -188,7 +188,7 @@ func TestBannerSaysWhatIsWatchedAndTheThresholds(t *testing.T) {
 	out, code := r.looprun(t, "", "-interactive", "no", "-max-iterations", "1", "-preset", "autonomous",
 		"-no-progress", "4", "-check", "true", "-plan", "fix_plan.md")
 	require.Equal(t, exitLimit, code, out)
-	assert.Contains(t, out, `watching: the exit status and the errors in the output (timeouts, signals), -check "true", the files changed in git, the status block (RALPH_STATUS), Claude Code's and Codex's JSON output, the done marker "EXIT_SIGNAL: true", the plan fix_plan.md, 9 protected paths`)
+	assert.Contains(t, out, `watching: the exit status and the errors in the output (timeouts, signals), -check "true", the files changed in git, the status block (RALPH_STATUS), Codex's, Gemini CLI's and Claude Code's JSON output, the done marker "EXIT_SIGNAL: true", the plan fix_plan.md, 9 protected paths`)
 	assert.Contains(t, out, "thresholds (preset autonomous): failures 10, same-errors 5, same-errors-in-a-row 5, no-progress 4 (flag),")
 	assert.Contains(t, out, "calls-per-hour 100; timeout 15m0s, max-iterations 1")
 }

@@ -8,20 +8,6 @@ import (
 	"github.com/loopbreaker/loopbreaker"
 )
 
-// exitNames name the exit codes in -json's result.
-var exitNames = map[int]string{
-	exitDone:        "done",
-	exitError:       "error",
-	exitUsage:       "usage",
-	exitTripped:     "tripped",
-	exitAborted:     "aborted",
-	exitBudget:      "budget",
-	exitLimit:       "limit",
-	exitProtected:   "protected",
-	exitProvider:    "provider",
-	exitInterrupted: "interrupted",
-}
-
 // jsonResult is what -json prints on stdout when the loop ends: why it
 // stopped, and the loop's figures. Its fields are snake case and stable;
 // new ones may be added.

@@ -76,8 +76,8 @@ func TestAClaudeResultQuotingTheFormatIsNotDone(t *testing.T) {
 	}
 	c := newCapture("EXIT_SIGNAL: true", nil)
 	c.Write([]byte(result("Format:\n```\n" + doneBlock + "```\nNot done yet: two tasks remain.")))
-	c.finish()
-	require.True(t, c.claude.result.seen)
+	c.finish(0)
+	require.True(t, c.run.Seen)
 	_, hasBlock := c.statusBlock()
 	assert.False(t, hasBlock)
 	assert.True(t, c.doneMarkerSeen(), "the marker's text is there")
@@ -85,7 +85,7 @@ func TestAClaudeResultQuotingTheFormatIsNotDone(t *testing.T) {
 
 	c = newCapture("EXIT_SIGNAL: true", nil)
 	c.Write([]byte(result("All done.\n```\n" + doneBlock + "```")))
-	c.finish()
+	c.finish(0)
 	b, hasBlock := c.statusBlock()
 	require.True(t, hasBlock)
 	assert.True(t, b.done())

@@ -119,7 +119,7 @@ func TestStatusBlockInClaudesResult(t *testing.T) {
 	require.NoError(t, err)
 	c := newCapture("", nil)
 	writeInPieces(c, append(result, '\n'), 7, 100)
-	c.finish()
+	c.finish(0)
 	b, ok := c.statusBlock()
 	require.True(t, ok)
 	assert.Equal(t, 2, b.tasksCompleted)

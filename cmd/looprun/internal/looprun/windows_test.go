@@ -3,7 +3,6 @@ package looprun
 import (
 	"net/http"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -111,26 +110,6 @@ func TestWindowShareAndBurnRateFlags(t *testing.T) {
 // spendOf is what the flags set of s.
 func spendOf(s loopbreaker.SpendRules) loopbreaker.SpendRules {
 	return loopbreaker.SpendRules{MaxWindowShare: s.MaxWindowShare, StopAtWindowShare: s.StopAtWindowShare, MaxCostUSDPerMinute: s.MaxCostUSDPerMinute}
-}
-
-// The rollout's last report counts; lines too long to be a report, and
-// lines of other kinds, are passed over.
-func TestTheRolloutsLastWindowsCount(t *testing.T) {
-	line := func(used string) string {
-		return `{"timestamp":"2026-12-02T00:13:47.876Z","type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{"primary":{"used_percent":` + used + `,"window_minutes":300,"resets_at":1796181210}}}}`
-	}
-	rollout := strings.Join([]string{
-		line("10"),
-		`{"type":"response_item","payload":{"type":"function_call_output","output":"` + strings.Repeat("x", 2*maxRolloutLine) + `"}}`,
-		line("55"),
-		`{"type":"event_msg","payload":{"type":"agent_message","message":"done"}}`,
-	}, "\n")
-	ws := lastWindows(strings.NewReader(rollout))
-	require.Len(t, ws, 1)
-	assert.Equal(t, 55.0, ws[0].Used)
-	assert.Empty(t, lastWindows(strings.NewReader(strings.Repeat("y", 3*maxRolloutLine))))
-	assert.Empty(t, codexWindows("", "thread"))
-	assert.Empty(t, codexWindows(t.TempDir(), "thread"))
 }
 
 // Spend too fast: at $0.40 a run, a cap of $0.20 a minute ($1 in 5

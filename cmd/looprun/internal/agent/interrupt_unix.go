@@ -1,6 +1,6 @@
 //go:build unix
 
-package hook
+package agent
 
 import (
 	"bytes"
@@ -15,20 +15,20 @@ import (
 	"time"
 )
 
-// endWait bounds how long the hook waits, once it interrupted Codex, for
-// Codex to end.
+// endWait bounds how long the hook waits, once it interrupted the agent,
+// for the agent to end.
 const endWait = 5 * time.Second
 
-// endCodexExec ends the `codex exec` run that ran this hook as Ctrl-C
-// does: it sends it SIGINT. Codex cancels the tool call in flight, whose
-// hook this is, runs its SessionEnd hooks, and exits with status 1. The
-// hook waits for that (up to endWait), its answer written: a hook that
-// ended first would let Codex take its answer and ask the model again
-// before the signal lands. Run by Codex's interface instead, it leaves
-// the run to the person: ErrNotCodexExec.
-func endCodexExec() error {
+// interruptAncestor ends the agent's run that ran this hook as Ctrl-C
+// does: it sends SIGINT to the agent's process, the hook's parent or the
+// parent of the shells between (findAncestor: the first whose argv is
+// the agent's, as isAgent says). The hook waits for the agent to end (up
+// to endWait), its answer written: a hook that ended first would let the
+// agent take its answer and ask the model again before the signal lands.
+// notFound is the error when no such process ran the hook.
+func interruptAncestor(isAgent func(argv []string) bool, notFound error) error {
 	parent := os.Getppid()
-	pid, err := findCodexExec(parent, readProcess)
+	pid, err := findAncestor(parent, isAgent, notFound, readProcess)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func endCodexExec() error {
 	}
 	for deadline := time.Now().Add(endWait); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if syscall.Kill(pid, 0) != nil || os.Getppid() != parent {
-			break // Codex is gone, or the shell between
+			break // the agent is gone, or the shell between
 		}
 	}
 	return nil

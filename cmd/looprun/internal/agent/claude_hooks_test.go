@@ -1,7 +1,10 @@
-package hook
+package agent
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/loopbreaker/loopbreaker"
@@ -27,7 +30,7 @@ func TestClaudeCodeInputIsReadAsItComes(t *testing.T) {
 	assert.Equal(t, "/home/t/.claude/projects/-tmp-p/726e3515-5514-44c7-bd15-a31ab97ff964.jsonl", ev.TranscriptPath)
 	assert.Equal(t, "Bash", ev.Tool)
 	assert.JSONEq(t, `{"command":"echo hi","description":"Run echo hi"}`, string(ev.Input))
-	assert.Equal(t, "hi\n", observation(ev.Tool, ev.Response), "Bash's output and error output")
+	assert.Equal(t, "hi\n", Observation(ev.Tool, ev.Response), "Bash's output and error output")
 
 	ev, err = decodeClaude([]byte(realPostToolUseFailure))
 	require.NoError(t, err)
@@ -84,14 +87,19 @@ func TestAnswersAreWrittenAsClaudeCodeReadsThem(t *testing.T) {
 	}
 }
 
-// A line of Claude Code 2.1.328's transcript for a model's message, as it
-// wrote it (cut to the fields that matter, cache tokens added), and one of
-// a tool's result.
-const (
-	realAssistantLine  = `{"parentUuid":"7a32","isSidechain":false,"message":{"id":"msg_fake000001","type":"message","role":"assistant","model":"claude-opus-5-5","content":[{"type":"text","text":"Two at once."}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":1000,"cache_creation_input_tokens":200,"cache_read_input_tokens":300,"output_tokens":100,"output_tokens_details":{"thinking_tokens":0},"service_tier":"standard"}},"type":"assistant","uuid":"649f","timestamp":"2026-11-26T15:19:35.900Z"}`
-	realToolUseLine    = `{"parentUuid":"918413b3","isSidechain":false,"message":{"id":"msg_fake000001","type":"message","role":"assistant","model":"claude-opus-5-5","content":[{"id":"toolu_fake000001_1","input":{"command":"echo b"},"name":"Bash","type":"tool_use"}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":1000,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":100}},"type":"assistant","uuid":"de4f2445"}`
-	realToolResultLine = `{"parentUuid":"9184","isSidechain":false,"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_fake000001_0","type":"tool_result","content":"the assistant's \"usage\" is 3","is_error":false}]},"uuid":"1984"}`
-)
+// Lines of Claude Code 2.1.328's transcript (testdata/claude-transcript.jsonl),
+// as it wrote them (cut to the fields that matter, cache tokens added): a
+// model's message, a tool call of the same message, and a tool's result.
+var realAssistantLine, realToolUseLine, realToolResultLine = transcriptLine(0), transcriptLine(1), transcriptLine(2)
+
+// transcriptLine returns line i of testdata/claude-transcript.jsonl.
+func transcriptLine(i int) string {
+	data, err := os.ReadFile(filepath.Join("testdata", "claude-transcript.jsonl"))
+	if err != nil {
+		panic(err)
+	}
+	return strings.Split(string(data), "\n")[i]
+}
 
 func TestTranscriptLineOfAModelMessageTellsItsUsage(t *testing.T) {
 	m, ok := claudeMessage([]byte(realAssistantLine))

@@ -1,4 +1,4 @@
-package hook
+package agent
 
 import (
 	"encoding/json"
