@@ -520,8 +520,8 @@ func codexSettings(s SettingsScope, dir, home string, env func(string) string) s
 
 // codexLine is the part of a line of Codex's rollout (the session's
 // transcript) that looprun reads: the usage of each of the model's
-// responses (token_usage_record; token_count events hold running totals,
-// which are not read), and the end of each tool call (an item_completed
+// responses (token_usage_record; the running totals of token_count events
+// are not read, their rate_limits are: windows.FromCodex), and the end of each tool call (an item_completed
 // event whose item's id is the call's, with its status and a command's
 // exit code).
 type codexLine struct {
@@ -546,7 +546,7 @@ type codexLine struct {
 }
 
 // codexMessage reads a line of Codex's rollout (JSON lines): a response's
-// usage; a tool call's end, and whether it failed (its status "failed",
+// usage; the usage windows a token_count event reports; a tool call's end, and whether it failed (its status "failed",
 // or a command's exit code other than 0), which Codex writes before the
 // hook after the call; or a call's result as the model reads it, which
 // Codex writes after that hook, and for a call that failed before it ran
@@ -554,6 +554,9 @@ type codexLine struct {
 // the cached ones too, as the Responses API does. Lines of other kinds
 // are passed over without being decoded.
 func codexMessage(line []byte) (Message, bool) {
+	if ws, ok := windows.FromCodex(line); ok {
+		return Message{Windows: ws}, true
+	}
 	if !bytes.Contains(line, []byte(`"token_usage_record"`)) && !bytes.Contains(line, []byte(`"item_completed"`)) &&
 		!bytes.Contains(line, []byte(`_call_output"`)) {
 		return Message{}, false
