@@ -31,7 +31,8 @@ var helpSections = []struct {
 		"permission-denials", "done-signals", "false-claims", "cooldown", "calls-per-hour",
 	}},
 	{"Each iteration", []string{"check", "commit", "plan", "prompt", "done-marker", "timeout"}},
-	{"When to stop", []string{"max-iterations", "max-opens", "wait", "interactive", "max-cost", "max-tokens", "limit-wait"}},
+	{"When to stop", []string{"max-iterations", "max-opens", "wait", "interactive", "max-cost", "max-tokens", "max-cost-per-minute",
+		"max-window-share", "window-share-stop", "limit-wait"}},
 	{"Where and how", []string{"dir", "name", "reset", "auto-reset", "protect", "quiet", "json"}},
 	{"A fleet on Redis (docs/fleet.md)", nil},
 }
