@@ -224,7 +224,8 @@
 //	4   aborted: a person chose abort; the circuit stays held open across
 //	    runs until a person resumes or skips, or -reset
 //	5   budget: the call budget is spent (without -wait), or the spend cap
-//	    (-max-cost, -max-tokens)
+//	    (-max-cost, -max-tokens), the burn rate (-max-cost-per-minute,
+//	    without -wait), or the window share (-window-share-stop)
 //	6   limit: -max-iterations ran out, and the last iteration neither
 //	    completed the loop nor opened the circuit
 //	7   protected: the last iteration lost protected files; what could be

@@ -164,6 +164,11 @@ type Run struct {
 	Turns int
 	// Denials are the tool calls the agent's permissions refused.
 	Denials int
+	// Windows are the provider's usage windows (a subscription's 5-hour
+	// and weekly limits) as the agent last reported them during the run,
+	// for the breaker's window share; nil when it reported none (Claude
+	// Code reports them to a subscriber alone).
+	Windows []loopbreaker.Window
 }
 
 // firstLine returns the first line of s.

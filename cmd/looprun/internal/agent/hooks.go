@@ -243,6 +243,9 @@ type Message struct {
 	// the line is one, for an agent with SilentFailures: it is written
 	// after the call's hook, if any came.
 	Result *CallResult
+	// Windows are the provider's usage windows the line reports (Codex's
+	// token_count events, after each response), for the window share.
+	Windows []loopbreaker.Window
 }
 
 // CallResult is a tool call's result: its id, and its text.

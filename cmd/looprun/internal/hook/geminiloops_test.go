@@ -57,6 +57,7 @@ type loopShape struct {
 // Gemini CLI does, stop the same error under new arguments in a handful
 // of calls with no model to ask, and never stop the healthy session.
 func TestGeminiLoopDetectionHeadToHead(t *testing.T) {
+	geminitest.Require(t) // without the binary, skipped here, not only in each run
 	shapes := []loopShape{
 		{"the same failing call", func(int) string { return "sh login_test.sh" }, 0, true},
 		{"a cycle of three calls", func(n int) string { return "cat " + string(rune('a'+(n-1)%3)) + ".txt" }, 0, true},

@@ -381,9 +381,13 @@ func (s *session) readSpend() error {
 }
 
 // readTranscript reads what the session's transcript gained since the
-// last hook: its spend goes to the tool steps' breaker.
+// last hook: its spend, and the usage windows it reports, go to the tool
+// steps' breaker.
 func (s *session) readTranscript() error {
-	spent, err := readSpend(s.ev.TranscriptPath, &s.st.Transcript, s.h.agent.Hooks.Message)
+	spent, windows, err := readSpend(s.ev.TranscriptPath, &s.st.Transcript, s.h.agent.Hooks.Message)
+	for _, w := range windows {
+		s.steps.ObserveWindow(w)
+	}
 	for _, u := range spent {
 		if u.Model == "" {
 			u.Model = s.ev.Model // Codex's transcript names it apart

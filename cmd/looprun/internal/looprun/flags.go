@@ -32,6 +32,9 @@ type options struct {
 	protect       []string // the protected paths, .loopbreaker/ among them
 	maxCost       float64
 	maxTokens     int
+	costPerMinute float64 // -max-cost-per-minute: the burn rate's cap
+	windowShare   int     // -max-window-share: percent of the provider's usage window
+	windowStop    bool    // -window-share-stop: stop at it, instead of waiting for the reset
 	limitWait     time.Duration
 	check         string   // run after each iteration the command passed; "" for none
 	commit        bool     // commit the changes of each successful iteration
@@ -80,6 +83,9 @@ func parseFlags(args []string, environ []string, opts Options) (*options, error)
 	})
 	fs.Float64Var(&o.maxCost, "max-cost", 0, "stop when the loop has cost this many `dollars`")
 	fs.IntVar(&o.maxTokens, "max-tokens", 0, "stop when the loop has spent this many tokens")
+	fs.Float64Var(&o.costPerMinute, "max-cost-per-minute", 0, "refuse while the loop spends this many `dollars` a minute, over 5 minutes")
+	fs.IntVar(&o.windowShare, "max-window-share", 0, "wait for the window's reset at this `percent` of Claude's or Codex's 5-hour or weekly window")
+	fs.BoolVar(&o.windowStop, "window-share-stop", false, "at -max-window-share, stop instead of waiting")
 	fs.DurationVar(&o.limitWait, "limit-wait", defaultLimitWait, "the longest provider limit waited out (0: none)")
 	fs.StringVar(&o.check, "check", "", "a shell `command` run after each passing iteration (go test ./...): it can fail it; its test counts are read")
 	fs.BoolVar(&o.commit, "commit", false, "commit each successful iteration's changes (git add -A)")
@@ -146,6 +152,12 @@ func parseFlags(args []string, environ []string, opts Options) (*options, error)
 	if o.maxTokens < 0 {
 		return nil, fmt.Errorf("-max-tokens must not be negative")
 	}
+	if !(o.costPerMinute >= 0 && o.costPerMinute <= math.MaxFloat64) {
+		return nil, fmt.Errorf("-max-cost-per-minute must be a number of dollars, 0 or more, not %v", o.costPerMinute)
+	}
+	if o.windowShare < 0 || o.windowShare > 100 {
+		return nil, fmt.Errorf("-max-window-share must be a percent from 1 to 100 (0: none), not %d", o.windowShare)
+	}
 	if o.limitWait < 0 {
 		return nil, fmt.Errorf("-limit-wait must not be negative, not %s", o.limitWait)
 	}
@@ -175,6 +187,8 @@ func parseFlags(args []string, environ []string, opts Options) (*options, error)
 		o.maxIterations = 20 // the simulated agent would go on for ever
 	}
 	cfg.Spend.MaxCostUSD, cfg.Spend.MaxTokens = o.maxCost, o.maxTokens
+	cfg.Spend.MaxCostUSDPerMinute = o.costPerMinute
+	cfg.Spend.MaxWindowShare, cfg.Spend.StopAtWindowShare = o.windowShare, o.windowStop
 	cfg.MaxConsecutiveOpens = o.maxOpens
 	if o.maxOpens == 0 {
 		cfg.MaxConsecutiveOpens = -1 // never give up

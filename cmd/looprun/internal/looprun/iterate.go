@@ -72,6 +72,16 @@ func (r *runner) banner() {
 	if r.o.maxTokens > 0 {
 		limits = append(limits, fmt.Sprintf("max-tokens %d", r.o.maxTokens))
 	}
+	if r.o.costPerMinute > 0 {
+		limits = append(limits, fmt.Sprintf("max-cost-per-minute $%.2f", r.o.costPerMinute))
+	}
+	if r.o.windowShare > 0 {
+		then := "wait for its reset"
+		if r.o.windowStop {
+			then = "stop"
+		}
+		limits = append(limits, fmt.Sprintf("max-window-share %d%% (then %s)", r.o.windowShare, then))
+	}
 	if r.o.wait {
 		limits = append(limits, "wait")
 		if r.o.maxOpens > 0 {
@@ -141,6 +151,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 			run.HookReason, run.Err = why, why
 		}
 	}
+	r.reportWindows(out)
 	run := out.run
 	usage := r.usage(out)
 	if errors.Is(err, context.Canceled) {
