@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/cloudwego/eino/adk"
 	"github.com/cloudwego/eino/components/model"
@@ -33,6 +34,7 @@ func main() {
 
 // run runs the agent on one message and prints what happened.
 func run(w io.Writer) error {
+	w = &syncWriter{w: w} // the tool writes on Eino's goroutine, the events are printed on this one
 	ctx := context.Background()
 	cfg, _ := loopbreaker.Preset("tool-steps") // OpenHands' thresholds for a tool-calling agent; a known name: no error
 	lb, err := einobreaker.New(cfg, nil)       // a breaker per session; a Store keeps them across restarts
@@ -68,6 +70,18 @@ func run(w io.Writer) error {
 			}
 		}
 	}
+}
+
+// syncWriter lets two goroutines write lines to one writer.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 // readFile is a read_file tool on a directory without report.csv.
