@@ -345,7 +345,8 @@ func TestEveryReasonKindSaysWhatItDoesToTheLoop(t *testing.T) {
 		ReasonSameToolError:             ClassStop,
 		ReasonRepeatedStep:              ClassStop,
 		ReasonProviderLoop:              ClassStop,
-		ReasonProviderLoop + 1:          ClassNone, // a kind this build does not know
+		ReasonStalled:                   ClassStop,
+		ReasonStalled + 1:               ClassNone, // a kind this build does not know
 	}
 	require.Len(t, want, len(rules)+1, "every kind has its row here")
 	for kind, class := range want {

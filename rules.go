@@ -95,6 +95,7 @@ const (
 	ReasonSameToolError             // [StepRules.MaxSameToolError] of one tool's calls failing the same way
 	ReasonRepeatedStep              // [StepRules.MaxRepeats] same steps in [StepRules.RepeatWindow]
 	ReasonProviderLoop              // the provider refused the agent's repeated tool calls ([ProviderLoop])
+	ReasonStalled                   // [StepRules.MaxStalled] tool steps in a row changed no file and said nothing
 )
 
 // verdict is what a signal says about the iteration just recorded.
@@ -979,6 +980,28 @@ var rules = [...]rule{
 			return fmt.Sprintf("you have made this call %d times in the last %d steps with the same result (%s); once more and your tool calls are stopped. Use what it told you.", r.Count, r.Window, r.Action)
 		},
 		try: "use what it told you the times before, or do something else",
+	},
+	ReasonStalled: {
+		name:  "stalled",
+		class: ClassStop,
+		text: func(r Reason) string {
+			return fmt.Sprintf("Stalled: %d tool calls in a row changed no file and said nothing to the user (threshold: %d)", r.Count, r.Threshold)
+		},
+		thresholds: []Threshold{{Field: "Steps.MaxStalled", About: "tool steps in a row, each reporting its progress, that change no file and say nothing to the user", Default: 50,
+			Min: 2, why: "a run takes two",
+			ptr: func(c *Config) *int { return &c.Steps.MaxStalled }}},
+		counter: func(b *CircuitBreaker) (int, bool) { return b.count.StalledSteps, b.steps.added },
+		evidence: func(b *CircuitBreaker) Reason {
+			return Reason{Count: b.count.StalledSteps, Threshold: b.cfg.Steps.MaxStalled}
+		},
+		news: newsAction,
+		advice: func(r Reason) string {
+			return fmt.Sprintf("You made %d tool calls in a row without changing a file or writing a word to the user.", r.Count)
+		},
+		warning: func(r Reason) string {
+			return fmt.Sprintf("your last %d tool calls changed no file and you have said nothing to the user; one more such call and your tool calls are stopped. Tell the user what you found and what you will do, or make the change.", r.Count)
+		},
+		try: "tell the user what you have found and what blocks you, or make the change you were looking for",
 	},
 }
 
