@@ -144,15 +144,17 @@ func TestCompactionsInARowTrip(t *testing.T) {
 		p.call(event(PostCompact, "trigger", "auto"))
 	}
 	assert.Equal(t, loopbreaker.Closed, p.steps().State, "9 in a row twice, a step between")
+	assert.Equal(t, 2, lines(p.log(), "context compacted, 9 in a row"))
 	p.call(event(PostCompact, "trigger", "auto"))
 	why, denied := p.call(preBash("ls")).denied()
 	require.True(t, denied)
 	assert.Contains(t, why, "Context condensed 10 times in a row with nothing between (threshold: 10)")
 }
 
-// A subagent's spend is in its own transcript: read at its tool calls and
-// at its end, it counts toward the session's cap; the session's next call
-// ends the run.
+// A subagent's spend is in its own transcript: read at its tool calls, at
+// its end and at the session's hooks after (Claude Code may write its last
+// message after its SubagentStop), it counts toward the session's cap; the
+// session's next call ends the run.
 func TestASubagentsSpendCountsTowardTheSessionsCap(t *testing.T) {
 	p := newProject(t, nil, "-max-cost", "1")
 	agentTranscript := filepath.Join(filepath.Dir(p.transcript), "subagents", "agent-a1.jsonl")
@@ -166,11 +168,11 @@ func TestASubagentsSpendCountsTowardTheSessionsCap(t *testing.T) {
 	ev["agent_transcript_path"] = agentTranscript
 	assert.Empty(t, p.call(ev).Specific.Context, "$0.45")
 	sub.said("msg_s2", "claude-sonnet-4-5", 100_000, 10_000, 1)
-	sub.said("msg_s3", "claude-sonnet-4-5", 100_000, 10_000, 1)
 	p.call(event(SubagentStop, "agent_id", "a1", "agent_type", "general-purpose", "agent_transcript_path", agentTranscript))
-	assert.InDelta(t, 1.35, p.steps().Spend.Total.CostUSD, 1e-9, "all three of its messages, once each")
-	assert.Empty(t, p.state().Agents, "its transcript is forgotten")
-	a := p.call(preBash("ls"))
+	assert.InDelta(t, 0.90, p.steps().Spend.Total.CostUSD, 1e-9, "its first two messages, once each")
+	sub.said("msg_s3", "claude-sonnet-4-5", 100_000, 10_000, 1) // written after its SubagentStop
+	a := p.call(bashDone("ls", "b"))
+	assert.InDelta(t, 1.35, p.steps().Spend.Total.CostUSD, 1e-9, "its last message too, read at the session's next hook")
 	assert.True(t, a.ended(), "the session's next call ends the run at the cap")
 	assert.Contains(t, a.Stop, "Spend cap reached")
 }

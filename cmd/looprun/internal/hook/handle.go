@@ -401,10 +401,31 @@ func (s *session) readSpend() error {
 	}
 }
 
-// readTranscript reads what the session's transcript gained since the
-// last hook: its spend goes to the tool steps' breaker.
+// readTranscript reads what the session's transcripts gained since the
+// last hook: its own, and its subagents' (the event's subagent's first);
+// their spend goes to the tool steps' breaker. A subagent's transcript is
+// read at every hook, after its SubagentStop too: Claude Code may write
+// its last message after that hook.
 func (s *session) readTranscript() error {
 	path, mark := s.transcript()
+	err := s.addSpent(path, mark)
+	if mark != &s.st.Transcript {
+		err = errors.Join(err, s.addSpent(s.ev.TranscriptPath, &s.st.Transcript))
+	}
+	for i := range s.st.Agents {
+		if m := &s.st.Agents[i].Mark; m != mark && m.Path != "" {
+			err = errors.Join(err, s.addSpent(m.Path, m))
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("reading the transcript: %w", err)
+	}
+	return nil
+}
+
+// addSpent adds what the transcript at path gained since mark to the tool
+// steps' breaker.
+func (s *session) addSpent(path string, mark *transcriptMark) error {
 	spent, err := readSpend(path, mark, s.h.agent.Hooks.Message)
 	for _, u := range spent {
 		if u.Model == "" {
@@ -412,10 +433,7 @@ func (s *session) readTranscript() error {
 		}
 		s.steps.AddUsage(u)
 	}
-	if err != nil {
-		return fmt.Errorf("reading the transcript: %w", err)
-	}
-	return nil
+	return err
 }
 
 // transcript returns the transcript the event's spend and words are in,
@@ -494,27 +512,27 @@ func (s *session) denied() error {
 }
 
 // compacted answers PostCompact: the context was compacted instead of a
-// step, for the condensation signal.
+// step, for the condensation signal, and the hooks' log says so.
 func (s *session) compacted() {
 	wasOpen := s.steps.State() == loopbreaker.Open
 	s.steps.Record(loopbreaker.Iteration{Condensed: true})
 	s.keep()
+	s.h.log.note(s.ev, "context compacted, %d in a row", s.steps.Stats().Steps.ConsecutiveCondensations)
 	if !wasOpen && s.steps.State() == loopbreaker.Open {
 		s.st.Refused = 0
 		s.h.log.note(s.ev, "tripped: %s", s.steps.Stats().Reason)
 	}
 }
 
-// subagentStopped answers SubagentStop: what the subagent spent, read to
-// the end of its transcript, counts toward the session's caps (the
-// session's next call is refused at one), and its transcript is
-// forgotten.
+// subagentStopped answers SubagentStop: what the subagent spent, read
+// from its transcript, counts toward the session's caps (the session's
+// next call is refused at one). The transcript is read on at the
+// session's next hooks, for what Claude Code writes of it after this one.
 func (s *session) subagentStopped() error {
 	if s.ev.AgentID == "" {
 		return nil
 	}
 	err := s.readTranscript()
-	s.st.forgetAgent(s.ev.AgentID)
 	s.keep()
 	return err
 }

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -48,7 +47,8 @@ type state struct {
 	// Turn is what the current turn did, for the Ralph loop.
 	Turn turnState `json:"turn"`
 	// Agents are how far the transcripts of the session's subagents were
-	// read, the latest last: each has its own, where alone its spend is.
+	// read, the latest last (at most maxAgents): each has its own, where
+	// alone its spend is, read at each hook of the session.
 	Agents []agentMark `json:"agents,omitempty"`
 	// StallTree is the git work tree as it was before the first shell
 	// command of the current run of silent steps (noTree outside git),
@@ -78,11 +78,6 @@ func (st *state) agent(id string) *transcriptMark {
 	}
 	st.Agents = append(st.Agents, agentMark{ID: id})
 	return &st.Agents[len(st.Agents)-1].Mark
-}
-
-// forgetAgent forgets the subagent id's transcript: it has stopped.
-func (st *state) forgetAgent(id string) {
-	st.Agents = slices.DeleteFunc(st.Agents, func(a agentMark) bool { return a.ID == id })
 }
 
 // turnState is what the model's current turn did, and the Ralph loop's
