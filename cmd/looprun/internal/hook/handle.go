@@ -225,9 +225,12 @@ func (s *session) beforeTool() (Answer, bool, error) {
 		s.st.Transcript.await(pendingCall{ID: s.ev.ToolUseID, Tool: s.ev.Tool, Args: s.h.stepArgs(s.ev.Tool, s.ev.Input)})
 		changed = true
 	}
-	if s.h.set.stallCalls > 0 && s.st.StallTree == "" && s.h.agent.Hooks.Tools[s.ev.Tool].Kind == agent.Shell {
-		// The first shell command of a run of silent steps: the work
-		// tree before it, to tell later whether the run changed a file.
+	if limit := s.h.set.stallCalls; limit > 0 && s.st.StallTree == "" && s.h.agent.Hooks.Tools[s.ev.Tool].Kind == agent.Shell &&
+		s.steps.Stats().Steps.StalledSteps >= min(stallTreeFrom, limit/2) {
+		// A shell command of a run of silent steps that has gone on a
+		// while: the work tree before it, to tell later whether the run
+		// changed a file. A session whose model speaks every few calls
+		// never pays for a git run.
 		s.st.StallTree = noTree
 		if tree, ok := workTree(s.h.project); ok {
 			s.st.StallTree = tree
@@ -449,6 +452,11 @@ func (s *session) transcript() (string, *transcriptMark) {
 // noTree is StallTree outside a git work tree.
 const noTree = "-"
 
+// stallTreeFrom is how many silent steps a run has before the work tree
+// is taken, at its next shell command (half the threshold, for a lower
+// one): Claude Code itself reminds its model after 5 silent turns.
+const stallTreeFrom = 5
+
 // step returns the event's tool call as a step, for the tool steps'
 // breaker: its action, with the model's words beside it since the last
 // step (which it takes), and its progress (stallProgress); changed says
@@ -464,9 +472,10 @@ func (s *session) step(changed bool) loopbreaker.Iteration {
 // stallProgress is a tool step's progress, as the stall signal reads it:
 // a file changed by the agent's editing tool (changed); else, one step
 // before the stall's warning and at the stall itself, any change of the
-// git work tree since the first shell command of the silent run, which a
-// command may have made. In between, a command counts as changing
-// nothing: looking at the work tree costs a git run.
+// git work tree since it was taken (before a shell command, from the
+// run's stallTreeFrom-th silent step on), which a command may have made.
+// In between, a command counts as changing nothing: looking at the work
+// tree costs a git run.
 func (s *session) stallProgress(changed bool) *loopbreaker.Progress {
 	if changed {
 		return &loopbreaker.Progress{FilesChanged: 1}
