@@ -23,8 +23,7 @@ type CircuitBreaker struct {
 	news        news             // what in a success the active signals judge
 	calls       callBudget       // outside loop: Reset does not give back calls made
 	spend       spendState       // outside loop too: Reset does not give back what was spent
-	spendCapped bool             // cfg caps the spend
-	spendHourly bool             // ...by the hour
+	spendCapped bool             // cfg caps the spend, or the window share
 	unpriced    []string         // models that spent tokens with no price: Reset keeps them too
 	patterns    []limits.Pattern // cfg.Limits.Patterns, for internal/limits
 	// callsByTransport: a Transport counts the calls as they are made, so
@@ -76,7 +75,8 @@ type loop struct {
 
 	history ring[Transition] // the last historyLen transitions
 
-	limit providerLimit // the provider limit in force
+	limit   providerLimit // the provider limit in force
+	windows windowState   // the provider's usage windows, as last reported
 
 	// restored: the state came from a snapshot, perhaps taken under other
 	// thresholds, and the rules have not judged it since; the next
@@ -184,7 +184,8 @@ func New(cfg Config) (*CircuitBreaker, error) {
 	b.active, b.completions = activeRules(&b.cfg)
 	b.warns = activeWarnings(&b.cfg)
 	b.news = newsOf(b.active, b.completions)
-	b.spendCapped, b.spendHourly = spendCaps(&b.cfg)
+	b.spendCapped = spendCaps(&b.cfg)
+	b.spend = newSpendState(&b.cfg)
 	b.reset()
 	return b, nil
 }
@@ -203,10 +204,11 @@ func (b *CircuitBreaker) reset() {
 // Check asks whether the next iteration may run. A closed circuit allows
 // it; an open one refuses until the cooldown has passed, then allows
 // exactly one probe until its outcome is recorded. Provider limits, spend
-// caps and the call budget refuse without opening the circuit, and a
-// complete loop refuses every iteration. When several refuse, the first of
-// these says why: complete, provider stopped, lifetime spend cap, open
-// circuit, provider limit, hourly spend cap, call budget.
+// caps, the window share, the burn rate and the call budget refuse without
+// opening the circuit, and a complete loop refuses every iteration. When
+// several refuse, the first of these says why: complete, provider stopped,
+// lifetime spend cap, window share that stops, open circuit, provider
+// limit, window share, hourly spend cap, burn rate, call budget.
 func (b *CircuitBreaker) Check() Decision {
 	b.mu.Lock()
 	if b.state == Closed && b.completion.Complete.Kind == ReasonNone && b.cfg.Spend.MaxCallsPerHour <= 0 && len(b.warnings) == 0 &&
@@ -282,11 +284,14 @@ func (b *CircuitBreaker) check(probe bool) Decision {
 		return d
 	}
 	var spend Spend
-	spent, spentReason := false, Reason{}
+	var spentReason Reason
+	var spentWait time.Duration
+	spent := false
 	if b.spendCapped {
 		spend = b.spendAt(now)
-		spentReason, spent = spend.reached()
-		if spent && spentReason.Kind == ReasonSpendCap {
+		var final bool
+		spentReason, spentWait, final, spent = b.spendRefusal(spend, now)
+		if final {
 			d.Reason = spentReason
 			return d
 		}
@@ -301,8 +306,7 @@ func (b *CircuitBreaker) check(probe bool) Decision {
 		return d
 	}
 	if spent {
-		d.Reason = spentReason
-		d.RetryAfter = b.spend.retryAfter(spend.MaxTokensPerHour, spend.MaxCostUSDPerHour, now)
+		d.Reason, d.RetryAfter = spentReason, spentWait
 		return d
 	}
 	d.Budget = b.budgetState(now)
@@ -617,23 +621,23 @@ func (b *CircuitBreaker) refreshWarnings() {
 }
 
 // warningsNow returns the warnings in force with budget and spend: the
-// budget's warning from callBudgetWarningPercent on, the spend's from
-// spendWarningPercent on, models without a price under a dollar cap, then
+// budget's warning from callBudgetWarningPercent on, the spend's, the
+// window share's and the burn rate's from spendWarningPercent on, models
+// without a price under a dollar cap, then
 // the warnings of the last iteration; nil when there are none. The slice
 // is new. Called with b.mu held.
 func (b *CircuitBreaker) warningsNow(budget Budget, spend Spend) []Reason {
-	budgetWarns, spendWarns := budget.Warning() != "", spend.Warning() != ""
+	budgetWarns := budget.Warning() != ""
+	spendWarns := spendWarnings(spend)
 	unpriced, unpricedWarns := b.unpricedWarning()
-	if !budgetWarns && !spendWarns && !unpricedWarns && len(b.warnings) == 0 {
+	if !budgetWarns && len(spendWarns) == 0 && !unpricedWarns && len(b.warnings) == 0 {
 		return nil
 	}
-	ws := make([]Reason, 0, len(b.warnings)+3)
+	ws := make([]Reason, 0, len(b.warnings)+len(spendWarns)+2)
 	if budgetWarns {
 		ws = append(ws, Reason{Kind: ReasonCallBudgetWarning, Count: budget.Used, Threshold: budget.Limit})
 	}
-	if spendWarns {
-		ws = append(ws, spend.warningReason())
-	}
+	ws = append(ws, spendWarns...)
 	if unpricedWarns {
 		ws = append(ws, unpriced)
 	}

@@ -345,6 +345,10 @@ func TestEveryReasonKindSaysWhatItDoesToTheLoop(t *testing.T) {
 		ReasonSameToolError:             ClassStop,
 		ReasonRepeatedStep:              ClassStop,
 		ReasonProviderLoop:              ClassStop,
+		ReasonWindowShare:               ClassLimit,
+		ReasonWindowShareWarning:        ClassWarning,
+		ReasonBurnRate:                  ClassLimit,
+		ReasonBurnRateWarning:           ClassWarning,
 		ReasonStalled:                   ClassStop,
 		ReasonStalled + 1:               ClassNone, // a kind this build does not know
 	}

@@ -147,6 +147,22 @@ type SpendRules struct {
 	// MaxTokensPerHour and MaxCostUSDPerHour cap a rolling hour.
 	MaxTokensPerHour  int
 	MaxCostUSDPerHour float64
+	// MaxCostUSDPerMinute and MaxTokensPerMinute cap the burn rate: the
+	// spend of the last BurnWindow, divided by its minutes. At the cap
+	// Check refuses until the rate falls under it.
+	MaxCostUSDPerMinute float64
+	MaxTokensPerMinute  int
+	// BurnWindow is the burn rate's rolling window, whole minutes from 1 to
+	// 60. Default 5m (loopguard's).
+	BurnWindow time.Duration
+	// MaxWindowShare caps the share, in percent (1 to 100), of the
+	// provider's 5-hour or weekly usage window that the loop may use, as
+	// the provider reports it ([CircuitBreaker.ObserveWindow]). At the cap
+	// Check refuses until the window resets.
+	MaxWindowShare int
+	// StopAtWindowShare: at MaxWindowShare, refuse until a person resumes
+	// the loop, instead of until the window resets.
+	StopAtWindowShare bool
 	// Prices prices a [Usage] with a Model and no cost; nil: [DefaultPrices].
 	Prices Prices
 }
@@ -165,12 +181,14 @@ type LimitRules struct {
 // DefaultConfig returns the defaults a zero Config field stands for, at the
 // values of ralph-starter, ralph-claude-code, GSD's exit.sh, superkit and
 // OpenHands. The progress score, the same error in a row, the relapse
-// watch, the call budget and the spend caps are off. The thresholds'
+// watch, the call budget, the spend caps, the burn rate and the window
+// share are off. The thresholds'
 // defaults are [Threshold.Default], listed by [Thresholds].
 func DefaultConfig() Config {
 	c := Config{
 		Cooldown: 30 * time.Second,
 		Progress: ProgressRules{ScoreWeights: DefaultScoreWeights()},
+		Spend:    SpendRules{BurnWindow: 5 * time.Minute},
 		Limits: LimitRules{
 			Wait:         60 * time.Minute,
 			ThrottleWait: 5 * time.Minute,
@@ -355,10 +373,16 @@ func (c Config) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"Spend.MaxCostUSD", c.Spend.MaxCostUSD}, {"Spend.MaxCostUSDPerHour", c.Spend.MaxCostUSDPerHour}} {
+	}{
+		{"Spend.MaxCostUSD", c.Spend.MaxCostUSD}, {"Spend.MaxCostUSDPerHour", c.Spend.MaxCostUSDPerHour},
+		{"Spend.MaxCostUSDPerMinute", c.Spend.MaxCostUSDPerMinute},
+	} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			bad(f.name, f.v, "must be a number (zero or negative: no cap)")
 		}
+	}
+	if w := c.Spend.BurnWindow; w != 0 && (w < time.Minute || w > time.Hour || w%time.Minute != 0) {
+		bad("Spend.BurnWindow", w, "must be whole minutes between 1m and 1h (zero means the default, 5m)")
 	}
 	for _, model := range slices.Sorted(maps.Keys(c.Spend.Prices)) {
 		if !validPrice(c.Spend.Prices[model], 0) {
@@ -396,6 +420,7 @@ func (c Config) withDefaults() Config {
 		setDefault(t.ptr(&c), t.Default)
 	}
 	setDefault(&c.Progress.ScoreWeights, d.Progress.ScoreWeights)
+	setDefault(&c.Spend.BurnWindow, d.Spend.BurnWindow)
 	setDefault(&c.Limits.Wait, d.Limits.Wait)
 	setDefault(&c.Limits.ThrottleWait, d.Limits.ThrottleWait)
 	if c.Spend.Prices == nil {

@@ -7,8 +7,10 @@ package loopbreaker
 
 // Resume closes the circuit, in any state, because a person wants the loop
 // to go on (exit.sh's "Resume"). What the signals count starts again, a
-// completion and a provider limit (a stop too) are lifted, and a probe in
-// flight is forgotten; the lifetime totals, the spend, the call budget and
+// completion and a provider limit (a stop too) are lifted, the reports of
+// the provider's usage windows are forgotten (a window share's stop with
+// them: the next report counts afresh), and a probe in flight is
+// forgotten; the lifetime totals, the spend, the call budget and
 // the history are kept. [Config.Guard] takes stock of the files as they are.
 func (b *CircuitBreaker) Resume() { b.manualClose(CauseResume) }
 
@@ -69,6 +71,7 @@ func (b *CircuitBreaker) manualClose(cause Cause) {
 	b.tasks = taskState{skipped: b.tasks.skipped}
 	b.trends = trendState{}
 	b.limit = providerLimit{}
+	b.windows = windowState{}
 	b.close(now, cause)
 	b.refreshWarnings()
 	b.wake()

@@ -95,6 +95,10 @@ const (
 	ReasonSameToolError             // [StepRules.MaxSameToolError] of one tool's calls failing the same way
 	ReasonRepeatedStep              // [StepRules.MaxRepeats] same steps in [StepRules.RepeatWindow]
 	ReasonProviderLoop              // the provider refused the agent's repeated tool calls ([ProviderLoop])
+	ReasonWindowShare               // limit: [SpendRules.MaxWindowShare] of a provider's usage window used
+	ReasonWindowShareWarning        // warning: 80% of that share used
+	ReasonBurnRate                  // limit: [SpendRules.MaxCostUSDPerMinute] or MaxTokensPerMinute reached
+	ReasonBurnRateWarning           // warning: 80% of that rate
 	ReasonStalled                   // [StepRules.MaxStalled] tool steps in a row changed no file and said nothing
 )
 
@@ -981,6 +985,37 @@ var rules = [...]rule{
 		},
 		try: "use what it told you the times before, or do something else",
 	},
+	ReasonWindowShare: {
+		name:     "window_share",
+		class:    ClassLimit,
+		sentinel: ErrSpendCap,
+		text: func(r Reason) string {
+			return withTail(fmt.Sprintf("Window share cap reached: %d%% of the %s used (cap: %d%%)", r.Count, windowName(r.Window), r.Threshold), r.Message)
+		},
+		thresholds: []Threshold{{Field: "Spend.MaxWindowShare", About: "percent of the provider's 5-hour or weekly usage window the loop may use",
+			Max: 100, off: "no cap",
+			ptr: func(c *Config) *int { return &c.Spend.MaxWindowShare }}},
+	},
+	ReasonWindowShareWarning: {
+		name:  "window_share_warning",
+		class: ClassWarning,
+		text: func(r Reason) string {
+			return withTail(fmt.Sprintf("Window share %d%% of the %s used (cap: %d%%)", r.Count, windowName(r.Window), r.Threshold), r.Message)
+		},
+	},
+	ReasonBurnRate: {
+		name:     "burn_rate",
+		class:    ClassLimit,
+		sentinel: ErrSpendCap,
+		text:     func(r Reason) string { return "Burn rate cap reached: " + burnRateText(r) },
+		thresholds: []Threshold{{Field: "Spend.MaxTokensPerMinute", About: "tokens a minute the loop may spend, over the rolling burn window", off: "no cap",
+			ptr: func(c *Config) *int { return &c.Spend.MaxTokensPerMinute }}},
+	},
+	ReasonBurnRateWarning: {
+		name:  "burn_rate_warning",
+		class: ClassWarning,
+		text:  func(r Reason) string { return "Burn rate near the cap: " + burnRateText(r) },
+	},
 	ReasonStalled: {
 		name:  "stalled",
 		class: ClassStop,
@@ -1043,6 +1078,14 @@ func refusedCall(r Reason) string {
 		return ""
 	}
 	return "; the " + ordinal(r.Count+1) + " call was refused before it ran"
+}
+
+// withTail returns text, followed by "; " and tail when tail is not empty.
+func withTail(text, tail string) string {
+	if tail == "" {
+		return text
+	}
+	return text + "; " + tail
 }
 
 // withMessage returns text, followed by ": " and msg when msg is not empty.

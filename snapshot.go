@@ -71,6 +71,9 @@ type snapshotData struct {
 	// version 1). Like the calls, the hour's entries are written by a
 	// breaker with an hourly cap, and kept by one without.
 	Spend *spendData `json:"spend,omitempty"`
+	// The provider's usage windows, as last reported, and the window
+	// share's stop; absent when there is neither.
+	Windows *windowsData `json:"windows,omitempty"`
 
 	History []Transition `json:"history"` // oldest first
 
@@ -105,6 +108,23 @@ type providerLimitData struct {
 	Reason Reason    `json:"reason"`           // kind provider_limit or provider_stopped
 	Until  time.Time `json:"until,omitempty"`  // when a provider_limit lifts; absent for a stop
 	Source string    `json:"source,omitempty"` // where it was seen, when known
+}
+
+// windowsData is what the breaker knows of the provider's usage windows.
+type windowsData struct {
+	Reports []windowData `json:"reports,omitempty"` // oldest first
+	// Stopped is the stop of StopAtWindowShare (kind window_share), in
+	// force until a person resumes; absent when there is none.
+	Stopped *Reason `json:"stopped,omitempty"`
+}
+
+// windowData is the latest report of one window.
+type windowData struct {
+	Length time.Duration `json:"length_ns,omitempty"`
+	Used   float64       `json:"used"`            // percent, 0 to 100
+	Reset  time.Time     `json:"reset,omitempty"` // zero: not given
+	Until  time.Time     `json:"until"`           // when the report stops counting
+	Source string        `json:"source,omitempty"`
 }
 
 // usageData is a Usage, which names no model.
@@ -260,10 +280,24 @@ func (b *CircuitBreaker) Snapshot() Snapshot {
 	if _, _, ok := b.limitAt(now); ok {
 		d.ProviderLimit = &providerLimitData{Reason: b.limit.reason, Until: b.limit.until, Source: b.limit.source}
 	}
-	if b.spendHourly {
-		b.spend.prune(now)
+	if reports := b.windowsAt(now); len(reports) > 0 || b.windows.stopped.Kind != ReasonNone {
+		d.Windows = &windowsData{}
+		for _, r := range reports {
+			d.Windows.Reports = append(d.Windows.Reports, windowData{Length: r.w.Length, Used: r.w.Used, Reset: r.w.Reset, Until: r.until, Source: r.w.Source})
+		}
+		if stopped := b.windows.stopped; stopped.Kind != ReasonNone {
+			d.Windows.Stopped = &stopped
+		}
 	}
-	if hour := b.spend.entries[b.spend.head:]; !b.spend.total.zero() || len(hour) > 0 {
+	b.spend.hour.prune(now)
+	b.spend.burn.prune(now)
+	// The hour's entries hold the burn window's; without an hourly cap,
+	// the burn window's are all there is.
+	hour := b.spend.hour.entries[b.spend.hour.head:]
+	if b.spend.hour.window == 0 && len(hour) == 0 {
+		hour = b.spend.burn.entries[b.spend.burn.head:]
+	}
+	if !b.spend.total.zero() || len(hour) > 0 {
 		d.Spend = &spendData{Total: dataOfUsage(b.spend.total)}
 		for _, e := range hour {
 			d.Spend.Hour = append(d.Spend.Hour, spendEntryData{At: e.at, usageData: dataOfUsage(e.usage)})
@@ -427,13 +461,26 @@ func (b *CircuitBreaker) Restore(snap Snapshot) error {
 			b.limit.until = minTime(pl.Until, now.Add(maxProviderLimitWait))
 		}
 	}
-	b.spend = spendState{}
+	if ws := s.Windows; ws != nil {
+		// Like a provider limit's reset, a report's end stays as it is,
+		// whatever this clock reads, but never further off than any
+		// provider's window.
+		for _, w := range ws.Reports[max(len(ws.Reports)-maxWindows, 0):] {
+			b.windows.reports = append(b.windows.reports, windowReport{
+				w:     Window{Length: w.Length, Used: w.Used, Reset: w.Reset, Source: w.Source},
+				until: minTime(w.Until, now.Add(maxProviderLimitWait)),
+			})
+		}
+		if ws.Stopped != nil {
+			b.windows.stopped = *ws.Stopped
+		}
+	}
+	b.spend = newSpendState(&b.cfg)
 	if sp := s.Spend; sp != nil {
 		b.spend.total = sp.Total.usage()
-		for _, e := range sp.Hour[max(len(sp.Hour)-maxSpendEntries, 0):] {
-			// No spend lies in the future of this clock (see prune).
-			b.spend.entries = append(b.spend.entries, spendEntry{at: minTime(e.At, now), usage: e.usage()})
-			b.spend.hour = b.spend.hour.plus(e.usage())
+		b.spend.hour.restore(sp.Hour, now)
+		if b.spend.burn.window > 0 {
+			b.spend.burn.restore(sp.Hour, now)
 		}
 	}
 	return nil
@@ -652,6 +699,9 @@ func (s *snapshotData) validateLimitAndSpend() error {
 			return fmt.Errorf("provider_limit: %s is not a provider limit", k)
 		}
 	}
+	if err := s.validateWindows(); err != nil {
+		return err
+	}
 	sp := s.Spend
 	if sp == nil {
 		return nil
@@ -671,6 +721,37 @@ func (s *snapshotData) validateLimitAndSpend() error {
 		}
 		if err := e.usageData.validate(fmt.Sprintf("spend.hour[%d]", i)); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// validateWindows checks the reports of the provider's usage windows and
+// the window share's stop.
+func (s *snapshotData) validateWindows() error {
+	ws := s.Windows
+	if ws == nil {
+		return nil
+	}
+	if len(ws.Reports) > maxWindows {
+		return fmt.Errorf("windows.reports: %d reports, more than %d", len(ws.Reports), maxWindows)
+	}
+	for i, w := range ws.Reports {
+		switch {
+		case !(w.Used >= 0 && w.Used <= 100):
+			return fmt.Errorf("windows.reports[%d]: used %v is not a share from 0 to 100", i, w.Used)
+		case w.Length < 0:
+			return fmt.Errorf("windows.reports[%d]: a negative length", i)
+		case w.Until.IsZero():
+			return fmt.Errorf("windows.reports[%d]: no time it stops counting", i)
+		}
+	}
+	if st := ws.Stopped; st != nil {
+		if err := validReason("windows.stopped", *st); err != nil {
+			return err
+		}
+		if st.Kind != ReasonWindowShare {
+			return fmt.Errorf("windows.stopped: %s is not a window share", st.Kind)
 		}
 	}
 	return nil

@@ -93,6 +93,80 @@ type Spend struct {
 	MaxCostUSD        float64
 	MaxTokensPerHour  int
 	MaxCostUSDPerHour float64
+
+	// InBurnWindow is the spend of the last BurnWindow, zero without a
+	// burn-rate cap; the burn rate is it divided by the window's minutes
+	// (CostPerMinute, TokensPerMinute). The caps of the burn rate, in
+	// dollars and tokens a minute, as [Config] sets them.
+	InBurnWindow        Usage
+	BurnWindow          time.Duration
+	MaxCostUSDPerMinute float64
+	MaxTokensPerMinute  int
+
+	// Windows are the provider's usage windows in force as they were last
+	// reported ([CircuitBreaker.ObserveWindow]), oldest report first;
+	// MaxWindowShare and StopAtWindowShare as [Config] sets them.
+	Windows           []Window
+	MaxWindowShare    int
+	StopAtWindowShare bool
+}
+
+// CostPerMinute returns the burn rate in dollars a minute: the spend of
+// the burn window divided by its minutes; 0 without a burn-rate cap.
+func (s Spend) CostPerMinute() float64 {
+	if s.BurnWindow <= 0 {
+		return 0
+	}
+	return s.InBurnWindow.CostUSD / s.BurnWindow.Minutes()
+}
+
+// TokensPerMinute returns the burn rate in tokens a minute, as
+// CostPerMinute does in dollars.
+func (s Spend) TokensPerMinute() float64 {
+	if s.BurnWindow <= 0 {
+		return 0
+	}
+	return float64(s.InBurnWindow.Tokens()) / s.BurnWindow.Minutes()
+}
+
+// burnRate returns the first burn-rate cap reached (dollars before
+// tokens) as a reason of kind, or for a warning (kind
+// ReasonBurnRateWarning) the rate most spent from spendWarningPercent of
+// its cap on; false when none is.
+func (s Spend) burnRate(kind ReasonKind) (Reason, bool) {
+	share := 100
+	if kind == ReasonBurnRateWarning {
+		share = spendWarningPercent
+	}
+	minutes := int(s.BurnWindow / time.Minute)
+	cost, tokens := s.CostPerMinute(), s.TokensPerMinute()
+	costShare, tokenShare := -1.0, -1.0
+	if s.MaxCostUSDPerMinute > 0 {
+		costShare = cost * 100 / s.MaxCostUSDPerMinute
+	}
+	if s.MaxTokensPerMinute > 0 {
+		tokenShare = tokens * 100 / float64(s.MaxTokensPerMinute)
+	}
+	switch {
+	case costShare >= float64(share) && (kind == ReasonBurnRate || costShare >= tokenShare):
+		return Reason{Kind: kind, CostUSD: cost, MaxCostUSD: s.MaxCostUSDPerMinute, Window: minutes}, true
+	case tokenShare >= float64(share):
+		return Reason{Kind: kind, Count: int(tokens), Threshold: s.MaxTokensPerMinute, Window: minutes}, true
+	}
+	return Reason{}, false
+}
+
+// burnRateText is the text of a burn-rate reason: the rate, the window and
+// the cap.
+func burnRateText(r Reason) string {
+	over := "over the last minute"
+	if r.Window != 1 {
+		over = fmt.Sprintf("over the last %d minutes", r.Window)
+	}
+	if r.MaxCostUSD > 0 {
+		return fmt.Sprintf("%s a minute %s (cap: %s a minute)", formatUSD(r.CostUSD), over, formatUSD(r.MaxCostUSD))
+	}
+	return fmt.Sprintf("%d tokens a minute %s (cap: %d)", r.Count, over, r.Threshold)
 }
 
 // TokensLeft returns the tokens the tightest token cap leaves; -1 without one.
@@ -249,103 +323,201 @@ type spendEntry struct {
 }
 
 // spendState is what the loop spent: over its life, and in the rolling
-// hour when an hourly cap is set.
+// windows of the caps set, the hour and the burn window.
 type spendState struct {
-	total   Usage
-	entries []spendEntry // the rolling hour, oldest first, from head on
-	head    int
-	hour    Usage // the spend in entries[head:]
+	total Usage
+	hour  rollingSpend
+	burn  rollingSpend
 }
 
-// add records u, clean, spent at now; window says whether to keep it in
-// the rolling hour.
-func (s *spendState) add(u Usage, now time.Time, window bool) {
+// add records u, clean, spent at now.
+func (s *spendState) add(u Usage, now time.Time) {
 	s.total = s.total.plus(u)
-	if !window {
+	s.hour.add(u, now)
+	s.burn.add(u, now)
+}
+
+// rollingSpend is the spend of a rolling window, entry by entry.
+type rollingSpend struct {
+	window  time.Duration // zero: nothing is added (what a snapshot held is kept)
+	entries []spendEntry  // oldest first, from head on
+	head    int
+	sum     Usage // the spend in entries[head:]
+}
+
+// add adds u, spent at now, to the window.
+func (r *rollingSpend) add(u Usage, now time.Time) {
+	if r.window <= 0 {
 		return
 	}
-	s.prune(now)
-	s.hour = s.hour.plus(u)
-	if last := len(s.entries) - 1; last >= s.head && (len(s.entries)-s.head >= maxSpendEntries || !now.After(s.entries[last].at)) {
-		s.entries[last].usage = s.entries[last].usage.plus(u)
-		if now.After(s.entries[last].at) {
-			s.entries[last].at = now
+	r.prune(now)
+	r.sum = r.sum.plus(u)
+	if last := len(r.entries) - 1; last >= r.head && (len(r.entries)-r.head >= maxSpendEntries || !now.After(r.entries[last].at)) {
+		r.entries[last].usage = r.entries[last].usage.plus(u)
+		if now.After(r.entries[last].at) {
+			r.entries[last].at = now
 		}
 		return
 	}
-	s.entries = append(s.entries, spendEntry{at: now, usage: u})
+	r.entries = append(r.entries, spendEntry{at: now, usage: u})
 }
 
-// prune forgets the spend that left the hour by now. Spend recorded later
-// than now was recorded before the clock was set back: it counts as spent
-// now (see callBudget.prune). The hour's sum is added up again from what
-// is left, so that the cost, a float, does not drift.
-func (s *spendState) prune(now time.Time) {
-	for i := len(s.entries) - 1; i >= s.head && s.entries[i].at.After(now); i-- {
-		s.entries[i].at = now
+// prune forgets the spend that left the window by now. Spend recorded
+// later than now was recorded before the clock was set back: it counts as
+// spent now (see callBudget.prune). The sum is added up again from what is
+// left, so that the cost, a float, does not drift. A window of zero keeps
+// everything.
+func (r *rollingSpend) prune(now time.Time) {
+	if r.window <= 0 {
+		return
 	}
-	cutoff := now.Add(-spendWindow)
+	for i := len(r.entries) - 1; i >= r.head && r.entries[i].at.After(now); i-- {
+		r.entries[i].at = now
+	}
+	cutoff := now.Add(-r.window)
 	dropped := false
-	for s.head < len(s.entries) && !s.entries[s.head].at.After(cutoff) {
-		s.head++
+	for r.head < len(r.entries) && !r.entries[r.head].at.After(cutoff) {
+		r.head++
 		dropped = true
 	}
 	if dropped {
-		s.hour = Usage{}
-		for _, e := range s.entries[s.head:] {
-			s.hour = s.hour.plus(e.usage)
+		r.sum = Usage{}
+		for _, e := range r.entries[r.head:] {
+			r.sum = r.sum.plus(e.usage)
 		}
 	}
-	if s.head == len(s.entries) {
-		s.entries, s.head = s.entries[:0], 0
-	} else if s.head > len(s.entries)/2 {
-		n := copy(s.entries, s.entries[s.head:])
-		s.entries, s.head = s.entries[:n], 0
+	if r.head == len(r.entries) {
+		r.entries, r.head = r.entries[:0], 0
+	} else if r.head > len(r.entries)/2 {
+		n := copy(r.entries, r.entries[r.head:])
+		r.entries, r.head = r.entries[:n], 0
 	}
 }
 
-// retryAfter returns the time until the hour's spend is below every
-// hourly cap that it has reached; zero if it already is.
-func (s *spendState) retryAfter(tokenCap int, costCap float64, now time.Time) time.Duration {
+// restore fills the window with entries, oldest first, none later than
+// now.
+func (r *rollingSpend) restore(entries []spendEntryData, now time.Time) {
+	*r = rollingSpend{window: r.window}
+	for _, e := range entries[max(len(entries)-maxSpendEntries, 0):] {
+		// No spend lies in the future of this clock (see prune).
+		r.entries = append(r.entries, spendEntry{at: minTime(e.At, now), usage: e.usage()})
+		r.sum = r.sum.plus(e.usage())
+	}
+	r.prune(now)
+}
+
+// retryAfter returns the time until the window's spend is below each of
+// its caps that it has reached; zero if it already is. Called after prune.
+func (r *rollingSpend) retryAfter(tokenCap int, costCap float64, now time.Time) time.Duration {
 	over := func(u Usage) bool {
 		return tokenCap > 0 && u.Tokens() >= tokenCap || costCap > 0 && u.CostUSD >= costCap
 	}
-	if !over(s.hour) {
+	if !over(r.sum) {
 		return 0
 	}
 	var left Usage
-	es := s.entries[s.head:]
+	es := r.entries[r.head:]
 	for i := len(es) - 1; i >= 0; i-- {
 		// What is left once es[i] has gone: the entries after it.
 		if over(left.plus(es[i].usage)) {
-			return es[i].at.Add(spendWindow).Sub(now)
+			return es[i].at.Add(r.window).Sub(now)
 		}
 		left = left.plus(es[i].usage)
 	}
 	return 0
 }
 
-// spendCaps reports whether c caps the spend, and whether it caps it by
-// the hour.
-func spendCaps(c *Config) (any, hourly bool) {
-	hourly = c.Spend.MaxTokensPerHour > 0 || c.Spend.MaxCostUSDPerHour > 0
-	return hourly || c.Spend.MaxTokens > 0 || c.Spend.MaxCostUSD > 0, hourly
+// newSpendState returns the spend state of c's caps: the hour's entries
+// kept with an hourly cap, the burn window's with a burn-rate cap.
+func newSpendState(c *Config) spendState {
+	var s spendState
+	if c.Spend.MaxTokensPerHour > 0 || c.Spend.MaxCostUSDPerHour > 0 {
+		s.hour.window = spendWindow
+	}
+	if c.Spend.MaxTokensPerMinute > 0 || c.Spend.MaxCostUSDPerMinute > 0 {
+		s.burn.window = c.Spend.BurnWindow
+	}
+	return s
+}
+
+// spendCaps reports whether c caps the spend, or the window share.
+func spendCaps(c *Config) bool {
+	s := &c.Spend
+	return s.MaxTokens > 0 || s.MaxCostUSD > 0 || s.MaxTokensPerHour > 0 || s.MaxCostUSDPerHour > 0 ||
+		s.MaxTokensPerMinute > 0 || s.MaxCostUSDPerMinute > 0 || s.MaxWindowShare > 0
 }
 
 // spendAt returns the spend as of now. Called with b.mu held.
 func (b *CircuitBreaker) spendAt(now time.Time) Spend {
+	c := &b.cfg.Spend
 	s := Spend{
-		Total:             b.spend.total,
-		MaxTokens:         max(b.cfg.Spend.MaxTokens, 0),
-		MaxCostUSD:        math.Max(b.cfg.Spend.MaxCostUSD, 0),
-		MaxTokensPerHour:  max(b.cfg.Spend.MaxTokensPerHour, 0),
-		MaxCostUSDPerHour: math.Max(b.cfg.Spend.MaxCostUSDPerHour, 0),
+		Total:               b.spend.total,
+		MaxTokens:           max(c.MaxTokens, 0),
+		MaxCostUSD:          math.Max(c.MaxCostUSD, 0),
+		MaxTokensPerHour:    max(c.MaxTokensPerHour, 0),
+		MaxCostUSDPerHour:   math.Max(c.MaxCostUSDPerHour, 0),
+		MaxCostUSDPerMinute: math.Max(c.MaxCostUSDPerMinute, 0),
+		MaxTokensPerMinute:  max(c.MaxTokensPerMinute, 0),
+		MaxWindowShare:      max(c.MaxWindowShare, 0),
+		StopAtWindowShare:   c.StopAtWindowShare,
+		Windows:             windowsOf(b.windowsAt(now)),
 	}
-	if b.spendHourly {
-		b.spend.prune(now)
-		s.LastHour = b.spend.hour
+	if b.spend.hour.window > 0 {
+		b.spend.hour.prune(now)
+		s.LastHour = b.spend.hour.sum
+	}
+	if b.spend.burn.window > 0 {
+		b.spend.burn.prune(now)
+		s.InBurnWindow, s.BurnWindow = b.spend.burn.sum, b.spend.burn.window
 	}
 	return s
+}
+
+// spendRefusal returns the refusal of the spend caps and the window share
+// that s, the spend at now, reaches, if any: the first of the lifetime
+// caps, the window share that stops, the window share that waits, the
+// hourly caps and the burn rate; how long it lasts; and whether no waiting
+// ends it (final). Called with b.mu held.
+func (b *CircuitBreaker) spendRefusal(s Spend, now time.Time) (r Reason, wait time.Duration, final, ok bool) {
+	r, spent := s.reached()
+	if spent && r.Kind == ReasonSpendCap {
+		return r, 0, true, true
+	}
+	if wr, wait, final, ok := b.windowRefusal(now); ok {
+		return wr, wait, final, ok
+	}
+	if spent {
+		return r, b.spend.hour.retryAfter(s.MaxTokensPerHour, s.MaxCostUSDPerHour, now), false, true
+	}
+	if r, ok := s.burnRate(ReasonBurnRate); ok {
+		minutes := s.BurnWindow.Minutes()
+		tokenCap := 0
+		if s.MaxTokensPerMinute > 0 {
+			tokenCap = int(math.Ceil(float64(s.MaxTokensPerMinute) * minutes))
+		}
+		// At least a second: the rate and the sum it is made of are
+		// floats, which may round apart at the cap.
+		wait := b.spend.burn.retryAfter(tokenCap, s.MaxCostUSDPerMinute*minutes, now)
+		return r, max(wait, time.Second), false, true
+	}
+	return Reason{}, 0, false, false
+}
+
+// spendWarnings returns the warnings of the spend: the spend caps', the
+// window share's and the burn rate's, in that order; nil when none is in
+// force.
+func spendWarnings(s Spend) []Reason {
+	var ws []Reason
+	if r := s.warningReason(); r.Kind != ReasonNone {
+		ws = append(ws, r)
+	}
+	if r, ok := windowWarning(s.Windows, s.MaxWindowShare); ok {
+		ws = append(ws, r)
+	}
+	if r, ok := s.burnRate(ReasonBurnRateWarning); ok {
+		ws = append(ws, r)
+	}
+	return ws
 }
 
 // addUsage adds u, spent by now and priced (priced), to the spend.
@@ -356,7 +528,7 @@ func (b *CircuitBreaker) addUsage(u Usage, unpriced string, now time.Time) {
 	}
 	if u = u.clean(); !u.zero() {
 		u.Model = ""
-		b.spend.add(u, now, b.spendHourly)
+		b.spend.add(u, now)
 	}
 }
 

@@ -43,15 +43,19 @@ func (b *CircuitBreaker) Wait(ctx context.Context) (Decision, error) {
 
 // WaitHelps reports whether waiting can end the refusal d: true for an open
 // circuit, a probe in flight, a provider limit, the call budget, an hourly
-// spend cap and an unreachable shared breaker; false for what only a person
+// spend cap, the burn rate, a window share that waits for the window's
+// reset and an unreachable shared breaker; false for what only a person
 // ends (a complete loop, [ErrGaveUp], a held circuit, a provider stop, the
-// lifetime spend cap) and for a Decision that allows.
+// lifetime spend cap, a window share with [SpendRules.StopAtWindowShare])
+// and for a Decision that allows.
 func (d Decision) WaitHelps() bool {
 	switch {
 	case d.Allow || d.Complete:
 		return false
 	case d.Reason.Kind == ReasonProviderStopped || d.Reason.Kind == ReasonSpendCap:
 		return false
+	case d.Reason.Kind == ReasonWindowShare && d.RetryAfter == 0:
+		return false // StopAtWindowShare: a person resumes
 	}
 	return !(d.State == Open && heldKind(d.Reason.Kind))
 }

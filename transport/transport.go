@@ -24,6 +24,7 @@ import (
 	"github.com/loopbreaker/loopbreaker"
 	"github.com/loopbreaker/loopbreaker/internal/apiusage"
 	"github.com/loopbreaker/loopbreaker/internal/limits"
+	"github.com/loopbreaker/loopbreaker/internal/windows"
 )
 
 // Meter is what a transport reports to: a *loopbreaker.CircuitBreaker, or a
@@ -44,6 +45,16 @@ type Meter interface {
 	// LiftLimit lifts the wait or throttle that source put in force: the
 	// provider answered a request sent after it.
 	LiftLimit(source string)
+}
+
+// WindowMeter is a Meter that also hears how much of the provider's usage
+// windows (a subscription's 5-hour and weekly limits) is used:
+// a *loopbreaker.CircuitBreaker is one. The transport reports the windows
+// each response's headers show to a Meter that is a WindowMeter.
+type WindowMeter interface {
+	Meter
+	// ObserveWindow tells the meter how much of one window is used.
+	ObserveWindow(w loopbreaker.Window)
 }
 
 // New returns an http.RoundTripper that sends requests with base (nil:
@@ -71,6 +82,14 @@ type Meter interface {
 // the SDK has recovered, and the transport lifts the limit (m.LiftLimit).
 // A limit the SDK gave up on (its retries spent, its error returned to the
 // host) stays in force until its reset.
+//
+// When m is a [WindowMeter], the usage windows a response's headers show
+// are reported to it (m.ObserveWindow) as the response arrives, a
+// refusal's too, with the API's host as their Source: Anthropic's unified
+// rate-limit headers of a subscription (anthropic-ratelimit-unified-5h-
+// and -7d-utilization, with their -reset), and the Codex backend's
+// x-codex-primary- and -secondary-used-percent, with their window's
+// minutes and reset, so that [loopbreaker.SpendRules.MaxWindowShare] holds.
 //
 // It keeps no body: at most one usage object (4 KiB) of a successful
 // response, and the first 64 KiB of an error response's body. It never
@@ -136,6 +155,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 && before > 0 && t.limitsOf(key) == before {
 		t.forget(key)
 		m.LiftLimit(key.host)
+	}
+	if wm, ok := m.(WindowMeter); ok {
+		for _, w := range windows.FromHeader(resp.Header, key.host) {
+			wm.ObserveWindow(w)
+		}
 	}
 	if resp.Body == nil || resp.StatusCode == http.StatusSwitchingProtocols {
 		return resp, nil

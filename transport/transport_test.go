@@ -67,10 +67,12 @@ func (m *meterLog) ObserveLimit(l loopbreaker.Limit) {
 	m.mu.Unlock()
 }
 
-// A breaker and a fleet's worker are Meters; so is a host's own.
+// A breaker and a fleet's worker are Meters; so is a host's own. A breaker
+// hears the usage windows too.
 var (
-	_ transport.Meter = (*loopbreaker.CircuitBreaker)(nil)
-	_ transport.Meter = (*meterLog)(nil)
+	_ transport.Meter       = (*loopbreaker.CircuitBreaker)(nil)
+	_ transport.Meter       = (*meterLog)(nil)
+	_ transport.WindowMeter = (*loopbreaker.CircuitBreaker)(nil)
 )
 
 // Responses in the providers' wire formats.
@@ -420,4 +422,44 @@ func TestADollarCapTripsOnTheUsageTheTransportReads(t *testing.T) {
 	b, _ = newBreaker(t, loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCostUSD: 0.02, Prices: own}})
 	b.AddUsage(loopbreaker.Usage{InputTokens: 1000, OutputTokens: 500, Model: "claude-sonnet-4-5-20250929"})
 	assert.InDelta(t, 0.0015, b.Stats().Spend.Total.CostUSD, 1e-12)
+}
+
+// A subscription's responses say how much of the 5-hour and weekly windows
+// is used: the transport reports it as each response arrives, and at the
+// share the loop may use, the next Check refuses until the window resets.
+func TestTransportFeedsTheWindowShare(t *testing.T) {
+	cb, clock := newBreaker(t, loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxWindowShare: 80}})
+	client := &http.Client{Transport: transport.New(cb, nil)}
+	reset := start.Add(2 * time.Hour)
+	unified := func(fiveHour string) map[string]string {
+		return map[string]string{
+			"anthropic-ratelimit-unified-status":         "allowed",
+			"anthropic-ratelimit-unified-5h-utilization": fiveHour,
+			"anthropic-ratelimit-unified-5h-reset":       fmt.Sprint(reset.Unix()),
+			"anthropic-ratelimit-unified-7d-utilization": "0.35",
+			"anthropic-ratelimit-unified-7d-reset":       fmt.Sprint(start.Add(96 * time.Hour).Unix()),
+		}
+	}
+	srv := serve(t, http.StatusOK, unified("0.5"), anthropicBody)
+	fetch(t, client, srv.URL)
+	d := cb.Check()
+	require.True(t, d.Allow)
+	ws := cb.Stats().Spend.Windows
+	require.Len(t, ws, 2)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	assert.Equal(t, loopbreaker.Window{Length: 5 * time.Hour, Used: 50, Reset: reset, Source: host}, ws[0])
+	assert.Equal(t, 7*24*time.Hour, ws[1].Length)
+
+	fetch(t, client, serve(t, http.StatusOK, unified("0.83"), anthropicBody).URL)
+	d = cb.Check()
+	require.False(t, d.Allow)
+	assert.Equal(t, loopbreaker.ReasonWindowShare, d.Reason.Kind)
+	assert.Equal(t, "Window share cap reached: 83% of the 5-hour window used (cap: 80%); resets 2026-01-19 11:00 UTC", d.Reason.String())
+	assert.Equal(t, 2*time.Hour, d.RetryAfter)
+	clock.Advance(2 * time.Hour)
+	assert.True(t, cb.Check().Allow, "the window reset")
+
+	rep := &meterLog{}
+	fetch(t, &http.Client{Transport: transport.New(rep, nil)}, srv.URL)
+	assert.Len(t, rep.usage, 1, "a Meter that hears no windows is told the rest")
 }

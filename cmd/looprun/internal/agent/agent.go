@@ -169,6 +169,11 @@ type Run struct {
 	Turns int
 	// Denials are the tool calls the agent's permissions refused.
 	Denials int
+	// Windows are the provider's usage windows (a subscription's 5-hour
+	// and weekly limits) as the agent last reported them during the run,
+	// for the breaker's window share; nil when it reported none (Claude
+	// Code reports them to a subscriber alone).
+	Windows []loopbreaker.Window
 	// APIError is the class of the API error a failed run ended on, when
 	// the agent names it (Claude Code's stream: see APIErrorLimit); "" for
 	// none.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/internal/windows"
 )
 
 // ClaudeCode is Claude Code (verified against 2.1.328).
@@ -18,7 +19,9 @@ import (
 // result event tells the run: is_error its outcome, total_cost_usd and
 // usage its spend (total_cost_usd is the session's running total on
 // --resume), num_turns, permission_denials, session_id (which --resume
-// takes), and the result text, its last words. The init event names the
+// takes), and the result text, its last words. For a subscriber (signed
+// in, not on an API key), stream-json has a rate_limit_event after each
+// response, with the usage windows' shares (unifiedWindows). The init event names the
 // session early: a stream that began and ended before its result event
 // was cut short. A run a hook ended exits 0, its result's
 // terminal_reason "hook_stopped"; the hook's reason is in the stream only
@@ -116,9 +119,9 @@ const (
 
 // claudeOutput reads Claude Code's JSON output: its result event, which
 // ends the run; its init event, which names the session early, for a run
-// cut short; and the hook_response events of --include-hook-events, for
-// the reason of a hook that ended the run. Every other line is passed
-// over, cheaply.
+// cut short; the hook_response events of --include-hook-events, for the
+// reason of a hook that ended the run; and its rate_limit_events, for the
+// usage windows. Every other line is passed over, cheaply.
 type claudeOutput struct {
 	run  Run
 	seen bool // a result event was read
@@ -131,6 +134,8 @@ type claudeOutput struct {
 	// apiError is the class of the last API error the stream said
 	// (stream-json's message of it: "error" beside is_api_error_message).
 	apiError string
+	// windows are the usage windows of the last rate_limit_event.
+	windows []loopbreaker.Window
 }
 
 // claudeEvent is what claudeOutput reads of a line. Each field is decoded
@@ -155,6 +160,10 @@ type claudeEvent struct {
 
 func (c *claudeOutput) Line(line []byte) bool {
 	line = bytes.TrimSpace(line)
+	if ws, ok := windows.FromClaudeCode(line); ok {
+		c.windows = ws
+		return true
+	}
 	if len(line) == 0 || line[0] != '{' ||
 		!bytes.Contains(line, []byte(`"result"`)) && !bytes.Contains(line, []byte(`"system"`)) &&
 			!bytes.Contains(line, []byte(`"is_api_error_message":true`)) {
@@ -283,6 +292,7 @@ func (c *claudeOutput) Finish(whole []byte, exitCode int) Run {
 	if r.Failed {
 		r.APIError = c.apiError
 	}
+	r.Windows = c.windows
 	return r
 }
 

@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/loopbreaker/loopbreaker"
+	"github.com/loopbreaker/loopbreaker/internal/windows"
 )
 
 // Codex is the Codex CLI (verified against 0.169.0).
@@ -24,7 +26,10 @@ import (
 // agent's work, not its outcome). The thread (thread.started's thread_id)
 // is the session, which `codex exec resume` takes; turn.completed's usage
 // is the spend, in tokens alone, priced at the model Codex runs (see
-// codexModel); its last agent_message is its last words. looprun's hook
+// codexModel); its last agent_message is its last words. Its events say
+// nothing of the usage windows: the session's rollout
+// ($CODEX_HOME/sessions/.../rollout-<time>-<thread>.jsonl) has them, in
+// the rate_limits of the token_count event after each response. looprun's hook
 // ends a run as Ctrl-C does: Codex exits 1, its turn started and never
 // ended.
 //
@@ -237,12 +242,16 @@ func hasPrefix(line []byte, prefixes [][]byte) bool {
 // Finish returns what the events said of the run: whether it failed and
 // why, its usage (Codex reports no cost, nor the model: the command line
 // names it, see codexModel), and its last message, never a command's
-// output.
+// output; and the usage windows its thread's rollout last reported (in
+// Codex's home, as the environment names it: the command's is looprun's).
 func (c *codexOutput) Finish([]byte, int) Run {
 	if !c.seen {
 		return Run{}
 	}
 	r := Run{Seen: true, Told: true, HasUsage: c.used, Session: c.thread, Words: c.message, HasWords: true}
+	if c.thread != "" {
+		r.Windows = rolloutWindows(codexHome(os.Getenv), c.thread)
+	}
 	if c.used {
 		r.Usage = c.usage // its model is the command line's (codexModel)
 	}
@@ -298,12 +307,7 @@ func codexModel(argv []string, at int, getenv func(string) string) string {
 	case overridden != "":
 		return overridden
 	}
-	home := getenv("CODEX_HOME")
-	if home == "" {
-		if userHome := getenv("HOME"); userHome != "" {
-			home = filepath.Join(userHome, ".codex")
-		}
-	}
+	home := codexHome(getenv)
 	if home == "" {
 		return ""
 	}
@@ -313,6 +317,73 @@ func codexModel(argv []string, at int, getenv func(string) string) string {
 		}
 	}
 	return configModel(filepath.Join(home, "config.toml"))
+}
+
+// codexHome is Codex's home, as getenv tells it: $CODEX_HOME, else
+// ~/.codex; "" when neither is known.
+func codexHome(getenv func(string) string) string {
+	if d := getenv("CODEX_HOME"); d != "" {
+		return d
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".codex")
+	}
+	return ""
+}
+
+// maxRolloutLine bounds a line of the rollout that rolloutWindows reads:
+// the token_count events are small, and a longer line (a tool's output)
+// is passed over.
+const maxRolloutLine = 1 << 20
+
+// rolloutWindows returns the windows the last token_count event of the
+// thread's rollout reports, in Codex's home ($CODEX_HOME/sessions/<year>/
+// <month>/<day>/rollout-<time>-<thread>.jsonl); nil when there is none.
+func rolloutWindows(home, thread string) []loopbreaker.Window {
+	if home == "" {
+		return nil
+	}
+	paths, _ := filepath.Glob(filepath.Join(home, "sessions", "*", "*", "*", "rollout-*-"+thread+".jsonl"))
+	if len(paths) == 0 {
+		return nil
+	}
+	f, err := os.Open(paths[len(paths)-1])
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	return lastWindows(f)
+}
+
+// lastWindows returns the windows of the last line of rd that reports
+// them (windows.FromCodex), reading it a line at a time.
+func lastWindows(rd io.Reader) []loopbreaker.Window {
+	var last []loopbreaker.Window
+	br := bufio.NewReaderSize(rd, 64<<10)
+	var line []byte
+	long := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case long:
+		case len(line)+len(chunk) > maxRolloutLine:
+			line, long = line[:0], true
+		default:
+			line = append(line, chunk...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if !long {
+			if ws, ok := windows.FromCodex(bytes.TrimSpace(line)); ok {
+				last = ws
+			}
+		}
+		line, long = line[:0], false
+		if err != nil {
+			return last
+		}
+	}
 }
 
 // configModel returns the top-level model of a config.toml: the value
@@ -455,8 +526,8 @@ func codexSettings(s SettingsScope, dir, home string, env func(string) string) s
 
 // codexLine is the part of a line of Codex's rollout (the session's
 // transcript) that looprun reads: the usage of each of the model's
-// responses (token_usage_record; token_count events hold running totals,
-// which are not read), the end of each tool call (an item_completed
+// responses (token_usage_record; the running totals of token_count events
+// are not read, their rate_limits are: windows.FromCodex), and the end of each tool call (an item_completed
 // event whose item's id is the call's, with its status and a command's
 // exit code), and the model's messages to the person (a response_item
 // message of the assistant's, its output_text).
@@ -487,7 +558,7 @@ type codexLine struct {
 }
 
 // codexMessage reads a line of Codex's rollout (JSON lines): a response's
-// usage; a tool call's end, and whether it failed (its status "failed",
+// usage; the usage windows a token_count event reports; a tool call's end, and whether it failed (its status "failed",
 // or a command's exit code other than 0), which Codex writes before the
 // hook after the call; or a call's result as the model reads it, which
 // Codex writes after that hook, and for a call that failed before it ran
@@ -496,6 +567,9 @@ type codexLine struct {
 // Responses API does. Lines of other kinds are passed over without being
 // decoded.
 func codexMessage(line []byte) (Message, bool) {
+	if ws, ok := windows.FromCodex(line); ok {
+		return Message{Windows: ws}, true
+	}
 	if !bytes.Contains(line, []byte(`"token_usage_record"`)) && !bytes.Contains(line, []byte(`"item_completed"`)) &&
 		!bytes.Contains(line, []byte(`_call_output"`)) && !bytes.Contains(line, []byte(`"output_text"`)) {
 		return Message{}, false

@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/loopbreaker/loopbreaker"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -99,4 +101,48 @@ func TestClaudeTokenCountsSaturate(t *testing.T) {
 	assert.Equal(t, 6, sumTokens(1, 2, 3))
 	assert.Equal(t, 3, sumTokens(-5, 3), "a negative count counts as zero")
 	assert.Equal(t, int(^uint(0)>>1), sumTokens(int(^uint(0)>>1), 5))
+}
+
+// The rollout's last report counts; lines too long to be a report, and
+// lines of other kinds, are passed over.
+func TestTheRolloutsLastWindowsCount(t *testing.T) {
+	line := func(used string) string {
+		return `{"timestamp":"2026-12-02T00:13:47.876Z","type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{"primary":{"used_percent":` + used + `,"window_minutes":300,"resets_at":1796181210}}}}`
+	}
+	rollout := strings.Join([]string{
+		line("10"),
+		`{"type":"response_item","payload":{"type":"function_call_output","output":"` + strings.Repeat("x", 2*maxRolloutLine) + `"}}`,
+		line("55"),
+		`{"type":"event_msg","payload":{"type":"agent_message","message":"done"}}`,
+	}, "\n")
+	ws := lastWindows(strings.NewReader(rollout))
+	require.Len(t, ws, 1)
+	assert.Equal(t, 55.0, ws[0].Used)
+	assert.Empty(t, lastWindows(strings.NewReader(strings.Repeat("y", 3*maxRolloutLine))))
+	assert.Empty(t, rolloutWindows("", "thread"))
+	assert.Empty(t, rolloutWindows(t.TempDir(), "thread"))
+}
+
+// A Codex run's windows are its thread's rollout's, in $CODEX_HOME: the
+// events name the thread, the rollout says the windows.
+func TestACodexRunsWindowsAreItsRollouts(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("CODEX_HOME", home)
+	thread := "019aa000-0000-7000-8000-000000000001"
+	dir := filepath.Join(home, "sessions", "2026", "12", "02")
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "rollout-2026-12-02T00-13-40-"+thread+".jsonl"), []byte(
+		`{"type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{"primary":{"used_percent":12,"window_minutes":300,"resets_at":1796181210},"secondary":{"used_percent":91,"window_minutes":10080,"resets_at":1796440410}}}}`+"\n"), 0o600))
+
+	out := Codex.NewOutput()
+	assert.True(t, out.Line([]byte(`{"type":"thread.started","thread_id":"`+thread+`"}`)))
+	assert.True(t, out.Line([]byte(`{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":2}}`)))
+	run := out.Finish(nil, 0)
+	require.Len(t, run.Windows, 2)
+	assert.Equal(t, loopbreaker.Window{Length: 300 * time.Minute, Used: 12, Reset: time.Unix(1796181210, 0), Source: "Codex"}, run.Windows[0])
+	assert.Equal(t, 91.0, run.Windows[1].Used)
+
+	other := Codex.NewOutput()
+	other.Line([]byte(`{"type":"thread.started","thread_id":"another-thread"}`))
+	assert.Empty(t, other.Finish(nil, 0).Windows, "another thread's rollout is not there")
 }

@@ -266,6 +266,9 @@ type Message struct {
 	// Words are what the model wrote to the person in the message (its
 	// text, not its thinking); "" for none.
 	Words string
+	// Windows are the provider's usage windows the line reports (Codex's
+	// token_count events, after each response), for the window share.
+	Windows []loopbreaker.Window
 }
 
 // CallResult is a tool call's result: its id, and its text.

@@ -3,11 +3,14 @@ package hook
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loopbreaker/loopbreaker/internal/codextest"
 	"github.com/loopbreaker/loopbreaker/internal/fakemodel"
@@ -247,6 +250,31 @@ func TestCodexSpendCapEndsTheSessionMidway(t *testing.T) {
 	require.Len(t, p.env.Model.Turns(), 3, "the third response reached the cap")
 	assert.Contains(t, p.turn(2), "loopbreaker warning: Spend 90% of the cap: $0.90 of $1.00", "the warning, at the second")
 	assert.Contains(t, p.hooksLog(), "PreToolUse: ended: Spend cap reached: $1.35 over the loop's life (cap: $1.00)")
+}
+
+// Codex says the usage windows in its rollout alone (from the backend's
+// x-codex headers), in the token_count event it writes once a response's
+// tool call has run: the hook before the second call reads there that
+// 93% of the weekly window is used, and with -max-window-share 90
+// -window-share-stop that call is refused and the run ended.
+func TestCodexWindowShareEndsTheSessionAtTheNextCall(t *testing.T) {
+	reply := fakemodel.Exec("echo step")
+	reply.Header = http.Header{
+		"X-Codex-Primary-Used-Percent":     {"12"},
+		"X-Codex-Primary-Window-Minutes":   {"300"},
+		"X-Codex-Primary-Reset-At":         {strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)},
+		"X-Codex-Secondary-Used-Percent":   {"93"},
+		"X-Codex-Secondary-Window-Minutes": {"10080"},
+		"X-Codex-Secondary-Reset-At":       {strconv.FormatInt(time.Now().Add(72*time.Hour).Unix(), 10)},
+	}
+	p := newCodexProject(t, fakemodel.Always(reply), nil)
+	p.looprun("hooks", "install", "-agent", "codex", "-max-window-share", "90", "-window-share-stop")
+
+	run := p.trusted()
+	assert.Equal(t, 1, run.code, "interrupted: %s\n%s", run.stdout, run.stderr)
+	require.Len(t, p.env.Model.Turns(), 2, "the second response's call was refused, and the run ended")
+	assert.Equal(t, 1, strings.Count(run.stdout, `"aggregated_output":"step\n"`), "the first call ran, the second did not")
+	assert.Contains(t, p.hooksLog(), "PreToolUse: ended: Window share cap reached: 93% of the weekly window used (cap: 90%); no waiting ends this")
 }
 
 // A model that keeps sending a patch that does not apply: Codex sends no

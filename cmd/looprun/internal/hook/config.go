@@ -45,14 +45,19 @@ type flags struct {
 	thresholds *thresholdflags.Set
 	maxCost    float64
 	maxTokens  int
-	protect    listFlag
-	readOnly   listFlag
-	refusals   int
-	ralph      string
-	promise    string
-	maxIter    int
-	noProgress int
-	failClosed bool
+	// windowShare and windowStop are -max-window-share and
+	// -window-share-stop: the share of the provider's usage windows the
+	// session may use, as its transcript reports them (Codex's).
+	windowShare int
+	windowStop  bool
+	protect     listFlag
+	readOnly    listFlag
+	refusals    int
+	ralph       string
+	promise     string
+	maxIter     int
+	noProgress  int
+	failClosed  bool
 }
 
 // agentFlag is -agent: an agent with hooks, named by its Flag.
@@ -121,6 +126,8 @@ func defineFlags(fs *flag.FlagSet) *flags {
 	_ = preset.Value.Set(defaultPreset) // a default: not a flag given
 	fs.Float64Var(&f.maxCost, "max-cost", 0, "end the session once it has cost this many US dollars, as its transcript's usage is priced (0: no cap)")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "end the session once it has spent this many tokens (0: no cap)")
+	fs.IntVar(&f.windowShare, "max-window-share", 0, "refuse tool calls until the window resets once this `percent` of the provider's 5-hour or weekly window is used, as the session's transcript reports it (Codex's; 0: no cap)")
+	fs.BoolVar(&f.windowStop, "window-share-stop", false, "at -max-window-share, end the session instead of refusing calls until the reset")
 	fs.Var(&f.protect, "protect", "a `PATH` the agent must not delete or empty, relative to the project: a file, a directory or a glob (repeatable; given, replaces the default list "+
 		strings.Join(defaultProtected(), " ")+"; "+stateDirName+"/ is always protected)")
 	fs.Var(&f.readOnly, "read-only", "a `PATH` the agent must not even change (repeatable; given, replaces the default: the agent's files that hold its hooks, "+
@@ -162,6 +169,8 @@ func (f *flags) settings() (*settings, error) {
 		return nil, fmt.Errorf("-max-cost must be a number of dollars, 0 or more, not %v", f.maxCost)
 	case f.maxTokens < 0:
 		return nil, errors.New("-max-tokens must not be negative")
+	case f.windowShare < 0 || f.windowShare > 100:
+		return nil, fmt.Errorf("-max-window-share must be a percent from 1 to 100 (0: none), not %d", f.windowShare)
 	case f.refusals < 0:
 		return nil, errors.New("-refusals must not be negative")
 	case f.maxIter < 0:
@@ -179,6 +188,7 @@ func (f *flags) settings() (*settings, error) {
 	if stallCalls == 0 {
 		stallCalls = loopbreaker.DefaultConfig().Steps.MaxStalled
 	}
+	steps.Spend.MaxWindowShare, steps.Spend.StopAtWindowShare = f.windowShare, f.windowStop
 	// A tool's error is never the model provider's limit, whatever it
 	// says (a test's output may well mention a 429): each failed step is
 	// a failure, and one the person interrupted is neither.

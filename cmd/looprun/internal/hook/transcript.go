@@ -155,38 +155,38 @@ const maxLongLine = 16 << 20
 // readSpend reads what the transcript at path gained since mark, and
 // returns the usage of the model's messages in it, each message once
 // (Claude Code writes a message of several blocks as several lines), and
-// moves mark on past the last whole line, noting the tool calls read,
+// the usage windows of its last line that reports them (nil for none),
+// and moves mark on past the last whole line, noting the tool calls read,
 // those that failed, and the pending ones that ended. A transcript that is not there
 // (yet) spends nothing; one that shrank was replaced, and is read from its
 // end on, so that nothing is counted twice.
-func readSpend(path string, mark *transcriptMark, message func([]byte) (Message, bool)) ([]loopbreaker.Usage, error) {
+func readSpend(path string, mark *transcriptMark, message func([]byte) (Message, bool)) (spent []loopbreaker.Usage, windows []loopbreaker.Window, err error) {
 	if path == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if mark.Path != path {
 		*mark = transcriptMark{Path: path}
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if info.Size() < mark.Offset {
 		mark.Offset = info.Size()
-		return nil, nil
+		return nil, nil, nil
 	}
 	if _, err := f.Seek(mark.Offset, io.SeekStart); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r := bufio.NewReaderSize(io.LimitReader(f, maxTranscriptRead), 64<<10)
-	var spent []loopbreaker.Usage
 	var long []byte
 	for {
 		line, err := r.ReadSlice('\n')
@@ -204,7 +204,7 @@ func readSpend(path string, mark *transcriptMark, message func([]byte) (Message,
 				}
 			}
 			if err != nil {
-				return spent, nil // the line is not whole yet
+				return spent, windows, nil // the line is not whole yet
 			}
 			mark.Offset += n
 			if int64(len(long)) < n {
@@ -212,7 +212,7 @@ func readSpend(path string, mark *transcriptMark, message func([]byte) (Message,
 			}
 			line = long
 		} else if err != nil {
-			return spent, nil // io.EOF: a partial line waits for the next hook
+			return spent, windows, nil // io.EOF: a partial line waits for the next hook
 		} else {
 			mark.Offset += int64(len(line))
 		}
@@ -234,6 +234,9 @@ func readSpend(path string, mark *transcriptMark, message func([]byte) (Message,
 				w = strings.ToValidUTF8(w[:maxWords], "")
 			}
 			mark.Words = w
+		}
+		if len(m.Windows) > 0 {
+			windows = m.Windows
 		}
 		id, u := m.ID, m.Usage
 		if id == "" && u == (loopbreaker.Usage{}) {

@@ -58,7 +58,7 @@ func TestTheTranscriptIsReadAsItGrowsEachMessageOnce(t *testing.T) {
 	var mark transcriptMark
 	read := func() (int, int) {
 		t.Helper()
-		us, err := readSpend(path, &mark, agent.ClaudeCode.Hooks.Message)
+		us, _, err := readSpend(path, &mark, agent.ClaudeCode.Hooks.Message)
 		require.NoError(t, err)
 		return tokens(us)
 	}
@@ -90,7 +90,7 @@ func TestAMessageThatGrowsAddsWhatItGrew(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	appendTo(t, path, assistantLine("msg_1", 1000, 1, "a")+assistantLine("msg_1", 1000, 100, "b"))
 	var mark transcriptMark
-	us, err := readSpend(path, &mark, agent.ClaudeCode.Hooks.Message)
+	us, _, err := readSpend(path, &mark, agent.ClaudeCode.Hooks.Message)
 	require.NoError(t, err)
 	in, out := tokens(us)
 	assert.Equal(t, [2]int{1000, 100}, [2]int{in, out})
@@ -105,7 +105,7 @@ func TestALongLineIsReadWhole(t *testing.T) {
 	appendTo(t, path, assistantLine("msg_1", 5000, 500, big))
 	appendTo(t, path, assistantLine("msg_2", 1000, 100, "short"))
 	var mark transcriptMark
-	us, err := readSpend(path, &mark, agent.ClaudeCode.Hooks.Message)
+	us, _, err := readSpend(path, &mark, agent.ClaudeCode.Hooks.Message)
 	require.NoError(t, err)
 	in, out := tokens(us)
 	assert.Equal(t, [2]int{6000, 600}, [2]int{in, out})
@@ -121,17 +121,17 @@ func TestAReplacedTranscriptIsNotCountedTwice(t *testing.T) {
 	path := filepath.Join(dir, "t.jsonl")
 	appendTo(t, path, assistantLine("msg_1", 1000, 100, "a")+assistantLine("msg_2", 1000, 100, "b"))
 	var mark transcriptMark
-	_, err := readSpend(path, &mark, agent.ClaudeCode.Hooks.Message)
+	_, _, err := readSpend(path, &mark, agent.ClaudeCode.Hooks.Message)
 	require.NoError(t, err)
 
 	require.NoError(t, os.WriteFile(path, []byte(assistantLine("msg_1", 1000, 100, "a")), 0o644))
-	us, err := readSpend(path, &mark, agent.ClaudeCode.Hooks.Message)
+	us, _, err := readSpend(path, &mark, agent.ClaudeCode.Hooks.Message)
 	require.NoError(t, err)
 	assert.Empty(t, us)
 
 	other := filepath.Join(dir, "u.jsonl")
 	appendTo(t, other, assistantLine("msg_9", 7, 3, "z"))
-	us, err = readSpend(other, &mark, agent.ClaudeCode.Hooks.Message)
+	us, _, err = readSpend(other, &mark, agent.ClaudeCode.Hooks.Message)
 	require.NoError(t, err)
 	in, out := tokens(us)
 	assert.Equal(t, [2]int{7, 3}, [2]int{in, out})
@@ -143,7 +143,7 @@ func TestTheToolCallsReadAreTakenByTheirHooks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	appendTo(t, path, realAssistantLine+"\n"+realToolUseLine+"\n")
 	var mark transcriptMark
-	_, err := readSpend(path, &mark, agent.ClaudeCode.Hooks.Message)
+	_, _, err := readSpend(path, &mark, agent.ClaudeCode.Hooks.Message)
 	require.NoError(t, err)
 	assert.False(t, mark.took("toolu_fake000001_0"), "a call that is not in it")
 	assert.True(t, mark.took("toolu_fake000001_1"))
@@ -158,7 +158,7 @@ func FuzzReadSpend(f *testing.F) {
 		require.NoError(t, os.WriteFile(path, data, 0o644))
 		mark := transcriptMark{Path: path, Offset: max(offset, 0)}
 		before := mark.Offset
-		_, err := readSpend(path, &mark, agent.ClaudeCode.Hooks.Message)
+		_, _, err := readSpend(path, &mark, agent.ClaudeCode.Hooks.Message)
 		require.NoError(t, err)
 		require.LessOrEqual(t, mark.Offset, max(int64(len(data)), before))
 		if mark.Offset > before {

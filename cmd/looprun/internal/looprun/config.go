@@ -33,7 +33,8 @@ const (
 // command line gives them.
 var settable = []string{
 	"timeout", "stall", "max-iterations", "prompt", "plan", "done-marker", "wait", "interactive",
-	"max-cost", "max-tokens", "limit-wait", "check", "commit", "quiet", "max-opens", "auto-reset",
+	"max-cost", "max-tokens", "max-cost-per-minute", "max-window-share", "window-share-stop", "limit-wait", "check", "commit", "quiet", "max-opens", "auto-reset",
+	"serve", "notify", "on-event",
 }
 
 // ralphSettings are ralph-claude-code's settings looprun honours, in its

@@ -41,7 +41,7 @@ var exitCodes = []exitMeaning{
 	{exitAborted, "aborted", "aborted",
 		"a person chose abort; the circuit stays held open across runs until a person resumes or skips, or `-reset`"},
 	{exitBudget, "budget", "budget or spend cap",
-		"the call budget is spent (without `-wait`), or the spend cap (`-max-cost`, `-max-tokens`)"},
+		"the call budget is spent (without `-wait`), or the spend cap (`-max-cost`, `-max-tokens`), the burn rate (`-max-cost-per-minute`, without `-wait`), or the window share (`-window-share-stop`)"},
 	{exitLimit, "limit", "-max-iterations ran out",
 		"`-max-iterations` ran out, and the last iteration neither completed the loop nor opened the circuit"},
 	{exitProtected, "protected", "protected files lost (restored)",

@@ -33,14 +33,20 @@ type options struct {
 	protect       []string // the protected paths, .loopbreaker/ among them
 	maxCost       float64
 	maxTokens     int
+	costPerMinute float64 // -max-cost-per-minute: the burn rate's cap
+	windowShare   int     // -max-window-share: percent of the provider's usage window
+	windowStop    bool    // -window-share-stop: stop at it, instead of waiting for the reset
 	limitWait     time.Duration
-	check         string // run after each iteration the command passed; "" for none
-	commit        bool   // commit the changes of each successful iteration
-	quiet         bool   // do not show the command's output
-	json          bool   // the result as JSON on stdout, the rest on stderr
-	maxOpens      int    // the breaker gives up once the circuit has opened this often in a row (0: never)
-	autoReset     bool   // close, at start, a circuit a cooldown would end
-	markerGiven   bool   // -done-marker was set, by a flag or a setting
+	check         string   // run after each iteration the command passed; "" for none
+	commit        bool     // commit the changes of each successful iteration
+	quiet         bool     // do not show the command's output
+	json          bool     // the result as JSON on stdout, the rest on stderr
+	maxOpens      int      // the breaker gives up once the circuit has opened this often in a row (0: never)
+	autoReset     bool     // close, at start, a circuit a cooldown would end
+	markerGiven   bool     // -done-marker was set, by a flag or a setting
+	serve         string   // -serve: the live page's and /metrics' address; "" for none
+	notify        []string // -notify: webhooks the events are posted to
+	onEvent       string   // -on-event: a command run for each event
 
 	thresholds *thresholdflags.Set
 	notes      []string // about the settings read, for stderr
@@ -79,6 +85,9 @@ func parseFlags(args []string, environ []string, opts Options) (*options, error)
 	})
 	fs.Float64Var(&o.maxCost, "max-cost", 0, "stop when the loop has cost this many `dollars`")
 	fs.IntVar(&o.maxTokens, "max-tokens", 0, "stop when the loop has spent this many tokens")
+	fs.Float64Var(&o.costPerMinute, "max-cost-per-minute", 0, "refuse while the loop spends this many `dollars` a minute, over 5 minutes")
+	fs.IntVar(&o.windowShare, "max-window-share", 0, "wait for the window's reset at this `percent` of Claude's or Codex's 5-hour or weekly window")
+	fs.BoolVar(&o.windowStop, "window-share-stop", false, "at -max-window-share, stop instead of waiting")
 	fs.DurationVar(&o.limitWait, "limit-wait", defaultLimitWait, "the longest provider limit waited out (0: none)")
 	fs.StringVar(&o.check, "check", "", "a shell `command` run after each passing iteration (go test ./...): it can fail it; its test counts are read")
 	fs.BoolVar(&o.commit, "commit", false, "commit each successful iteration's changes (git add -A)")
@@ -86,6 +95,12 @@ func parseFlags(args []string, environ []string, opts Options) (*options, error)
 	fs.BoolVar(&o.json, "json", false, "the result as JSON on stdout; everything else on stderr")
 	fs.IntVar(&o.maxOpens, "max-opens", loopbreaker.DefaultConfig().MaxConsecutiveOpens, "openings in a row before giving up (0: never)")
 	fs.BoolVar(&o.autoReset, "auto-reset", false, "at start, close a circuit a cooldown would end")
+	fs.StringVar(&o.serve, "serve", "", "serve the live page and /metrics at `addr` (a port: on 127.0.0.1)")
+	fs.Func("notify", "POST each event as JSON to `url` (Slack-compatible; repeatable)", func(u string) error {
+		o.notify = append(o.notify, u)
+		return nil
+	})
+	fs.StringVar(&o.onEvent, "on-event", "", "run `command` for each event, the event on its stdin")
 	thresholds.RegisterAliases()
 	thresholds.Alias("validate", "check", "ralph-starter")
 	thresholds.Alias("auto-reset-circuit", "auto-reset", "ralph-claude-code")
@@ -142,6 +157,12 @@ func parseFlags(args []string, environ []string, opts Options) (*options, error)
 	if o.maxTokens < 0 {
 		return nil, fmt.Errorf("-max-tokens must not be negative")
 	}
+	if !(o.costPerMinute >= 0 && o.costPerMinute <= math.MaxFloat64) {
+		return nil, fmt.Errorf("-max-cost-per-minute must be a number of dollars, 0 or more, not %v", o.costPerMinute)
+	}
+	if o.windowShare < 0 || o.windowShare > 100 {
+		return nil, fmt.Errorf("-max-window-share must be a percent from 1 to 100 (0: none), not %d", o.windowShare)
+	}
 	if o.limitWait < 0 {
 		return nil, fmt.Errorf("-limit-wait must not be negative, not %s", o.limitWait)
 	}
@@ -171,6 +192,8 @@ func parseFlags(args []string, environ []string, opts Options) (*options, error)
 		o.maxIterations = 20 // the simulated agent would go on for ever
 	}
 	cfg.Spend.MaxCostUSD, cfg.Spend.MaxTokens = o.maxCost, o.maxTokens
+	cfg.Spend.MaxCostUSDPerMinute = o.costPerMinute
+	cfg.Spend.MaxWindowShare, cfg.Spend.StopAtWindowShare = o.windowShare, o.windowStop
 	cfg.MaxConsecutiveOpens = o.maxOpens
 	if o.maxOpens == 0 {
 		cfg.MaxConsecutiveOpens = -1 // never give up

@@ -53,6 +53,7 @@ func (r *runner) banner() {
 	}
 	watched = append(watched, fmt.Sprintf("%d protected paths", len(r.o.protect)))
 	fmt.Fprintf(r.out, "watching: %s\n", strings.Join(watched, ", "))
+	r.watchBanner()
 	if advice := checkAdvice(r.o.argv, r.o.check); advice != "" {
 		fmt.Fprintln(r.out, "warning:", advice)
 	}
@@ -76,6 +77,16 @@ func (r *runner) banner() {
 	}
 	if r.o.maxTokens > 0 {
 		limits = append(limits, fmt.Sprintf("max-tokens %d", r.o.maxTokens))
+	}
+	if r.o.costPerMinute > 0 {
+		limits = append(limits, fmt.Sprintf("max-cost-per-minute $%.2f", r.o.costPerMinute))
+	}
+	if r.o.windowShare > 0 {
+		then := "wait for its reset"
+		if r.o.windowStop {
+			then = "stop"
+		}
+		limits = append(limits, fmt.Sprintf("max-window-share %d%% (then %s)", r.o.windowShare, then))
 	}
 	if r.o.wait {
 		limits = append(limits, "wait")
@@ -152,6 +163,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		// json format).
 		run.APIError = hooks.APIError(run.Session)
 	}
+	r.reportWindows(out)
 	run := out.run
 	usage := r.usage(out)
 	if errors.Is(err, context.Canceled) {
@@ -229,6 +241,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	}
 	lost := s.State == loopbreaker.Open && s.Reason.Kind == loopbreaker.ReasonProtectedFiles
 	r.row(iteration, started, d, it, s, run, usage)
+	r.watchIteration(iteration, started, d, it, s, journalRun{cost: r.priced(usage), tokens: usage.Tokens(), turns: run.Turns, from: v.from})
 	switch le := (*loopbreaker.LimitError)(nil); {
 	case errors.As(it.Err, &le):
 	case it.Err != nil:

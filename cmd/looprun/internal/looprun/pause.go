@@ -13,7 +13,7 @@ import (
 )
 
 // refused handles a refused Check: done, a provider limit, the spend cap,
-// the budget, or an open circuit.
+// the window share, the budget, the burn rate, or an open circuit.
 func (r *runner) refused(ctx context.Context, d loopbreaker.Decision) (code int, stop bool) {
 	r.refusal = d.Reason
 	switch {
@@ -27,14 +27,24 @@ func (r *runner) refused(ctx context.Context, d loopbreaker.Decision) (code int,
 	case d.Reason.Kind == loopbreaker.ReasonSpendCap:
 		r.stopped = d.Reason.String()
 		return exitBudget, true
-	case d.Reason.Kind == loopbreaker.ReasonCallBudget || d.Reason.Kind == loopbreaker.ReasonHourlySpendCap:
+	case d.Reason.Kind == loopbreaker.ReasonWindowShare:
+		return r.windowShare(ctx, d)
+	case d.Reason.Kind == loopbreaker.ReasonCallBudget || d.Reason.Kind == loopbreaker.ReasonHourlySpendCap ||
+		d.Reason.Kind == loopbreaker.ReasonBurnRate:
 		if !r.o.wait {
 			r.stopped = fmt.Sprintf("%s; next call in %s", d.Reason, d.RetryAfter.Round(time.Second))
 			return exitBudget, true
 		}
 		fmt.Fprintf(r.out, "      %s; waiting %s, until %s\n", d.Reason, d.RetryAfter.Round(time.Second),
 			r.clock.Now().Add(d.RetryAfter).Format(time.TimeOnly))
-		return r.waitWithCountdown(ctx, countdown{what: "the call budget", until: r.clock.Now().Add(d.RetryAfter)})
+		what := "the call budget"
+		switch d.Reason.Kind {
+		case loopbreaker.ReasonHourlySpendCap:
+			what = "the hourly spend cap"
+		case loopbreaker.ReasonBurnRate:
+			what = "the burn rate"
+		}
+		return r.waitWithCountdown(ctx, countdown{what: what, until: r.clock.Now().Add(d.RetryAfter)})
 	}
 
 	if d.State == loopbreaker.HalfOpen {
