@@ -349,7 +349,8 @@ func TestEveryReasonKindSaysWhatItDoesToTheLoop(t *testing.T) {
 		ReasonWindowShareWarning:        ClassWarning,
 		ReasonBurnRate:                  ClassLimit,
 		ReasonBurnRateWarning:           ClassWarning,
-		ReasonBurnRateWarning + 1:       ClassNone, // a kind this build does not know
+		ReasonStalled:                   ClassStop,
+		ReasonStalled + 1:               ClassNone, // a kind this build does not know
 	}
 	require.Len(t, want, len(rules)+1, "every kind has its row here")
 	for kind, class := range want {

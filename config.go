@@ -129,6 +129,11 @@ type StepRules struct {
 	MaxRepeats, RepeatWindow int
 	// MaxCondensations: [Iteration.Condensed] in a row. Default 10.
 	MaxCondensations int
+	// MaxStalled: tool steps in a row that change no file and say nothing
+	// to the user ([ReasonStalled]). Only steps that report their
+	// [Iteration.Progress] count: a step's words are its Action.Message,
+	// and a step without Progress leaves the run as it was. Default 50.
+	MaxStalled int
 }
 
 // SpendRules cap what the loop may spend ([Config.Spend]); at a cap, Check

@@ -62,6 +62,7 @@ func (b *CircuitBreaker) manualClose(cause Cause) {
 	b.stagnation = newStagnationState(&b.cfg)
 	b.steps = newStepState(&b.cfg)
 	b.count.SameStepInARow, b.count.SameActionFailedInARow, b.count.SameMessageInARow, b.count.ConsecutiveCondensations = 0, 0, 0, 0
+	b.count.StalledSteps = 0
 	b.completion = completionState{}
 	b.samples = newErrorSamples(&b.cfg)
 	if cause == CauseSkip {

@@ -99,6 +99,7 @@ const (
 	ReasonWindowShareWarning        // warning: 80% of that share used
 	ReasonBurnRate                  // limit: [SpendRules.MaxCostUSDPerMinute] or MaxTokensPerMinute reached
 	ReasonBurnRateWarning           // warning: 80% of that rate
+	ReasonStalled                   // [StepRules.MaxStalled] tool steps in a row changed no file and said nothing
 )
 
 // verdict is what a signal says about the iteration just recorded.
@@ -1014,6 +1015,28 @@ var rules = [...]rule{
 		name:  "burn_rate_warning",
 		class: ClassWarning,
 		text:  func(r Reason) string { return "Burn rate near the cap: " + burnRateText(r) },
+	},
+	ReasonStalled: {
+		name:  "stalled",
+		class: ClassStop,
+		text: func(r Reason) string {
+			return fmt.Sprintf("Stalled: %d tool calls in a row changed no file and said nothing to the user (threshold: %d)", r.Count, r.Threshold)
+		},
+		thresholds: []Threshold{{Field: "Steps.MaxStalled", About: "tool steps in a row, each reporting its progress, that change no file and say nothing to the user", Default: 50,
+			Min: 2, why: "a run takes two",
+			ptr: func(c *Config) *int { return &c.Steps.MaxStalled }}},
+		counter: func(b *CircuitBreaker) (int, bool) { return b.count.StalledSteps, b.steps.added },
+		evidence: func(b *CircuitBreaker) Reason {
+			return Reason{Count: b.count.StalledSteps, Threshold: b.cfg.Steps.MaxStalled}
+		},
+		news: newsAction,
+		advice: func(r Reason) string {
+			return fmt.Sprintf("You made %d tool calls in a row without changing a file or writing a word to the user.", r.Count)
+		},
+		warning: func(r Reason) string {
+			return fmt.Sprintf("your last %d tool calls changed no file and you have said nothing to the user; one more such call and your tool calls are stopped. Tell the user what you found and what you will do, or make the change.", r.Count)
+		},
+		try: "tell the user what you have found and what blocks you, or make the change you were looking for",
 	},
 }
 

@@ -20,8 +20,10 @@ type Action struct {
 	Tool string
 	// Args are the tool call's arguments as the model wrote them.
 	Args string
-	// Message is a message-only turn's text (an empty one counts too);
-	// ignored when Tool is set.
+	// Message is a message-only turn's text (an empty one counts too).
+	// Beside a Tool, it is what the model wrote to the user in the same
+	// turn: no part of the action (Fingerprint and String leave it out),
+	// it says the step was not silent ([ReasonStalled]).
 	Message string
 }
 
@@ -159,6 +161,7 @@ type StepStats struct {
 	SameMessageInARow        int `json:"same_message_in_a_row,omitempty"`       // message-only turns in a row with one message
 	ConsecutiveCondensations int `json:"consecutive_condensations,omitempty"`   // condensations with nothing between
 	Condensations            int `json:"condensations,omitempty"`               // since New or Reset
+	StalledSteps             int `json:"stalled_steps,omitempty"`               // tool steps in a row that reported no progress and said nothing
 }
 
 // stepFacts is what the step signals learn from one recorded iteration,
@@ -166,6 +169,9 @@ type StepStats struct {
 // costly part).
 type stepFacts struct {
 	step stepRecord
+	// said: a tool step whose turn had words for the user (its
+	// Action.Message).
+	said bool
 }
 
 // keepResultNumbers: an observation's numbers are its content
@@ -198,7 +204,7 @@ func newStepFacts(it *Iteration, failed bool, errText string, errFP uint32) step
 	} else {
 		s.result = errtext.Digest(observation)
 	}
-	return stepFacts{step: s}
+	return stepFacts{step: s, said: !s.message && strings.TrimSpace(a.Message) != ""}
 }
 
 // saysWhy reports whether an error's text says something of its cause:
@@ -292,6 +298,16 @@ func (b *CircuitBreaker) observeSteps(f *stepFacts) {
 		} else {
 			c.SameActionFailedInARow = 0
 		}
+	}
+	// A stall is a run of tool steps that each reported their progress,
+	// none of it, and had no word for the user; a message-only turn, a
+	// step with words, or one that made progress ends it, and a step that
+	// reported no progress says nothing of it.
+	switch {
+	case s.message || f.said || b.progress.measured && b.progress.made:
+		c.StalledSteps = 0
+	case b.progress.measured:
+		c.StalledSteps = addSat(c.StalledSteps, 1)
 	}
 	st.steps.push(s)
 }

@@ -40,6 +40,9 @@ type threshold struct {
 	// aliases are the flags of ralph-claude-code and ralph-starter that
 	// mean this one, each with the tool it comes from.
 	aliases []alias
+	// named: Register defines it only when named, as a threshold of tool
+	// steps that a loop of whole runs (looprun's) does not judge.
+	named bool
 
 	// Filled from the library's description (describe), or by hand for
 	// the cooldown.
@@ -122,6 +125,7 @@ var thresholds = func() []threshold {
 			}},
 		{name: "calls-per-hour", field: "Spend.MaxCallsPerHour", more: ", one per iteration",
 			aliases: []alias{{"calls", "ralph-claude-code"}, {"rate-limit", "ralph-starter"}}},
+		{name: "stall-calls", field: "Steps.MaxStalled", named: true},
 	}
 	for i := range ts {
 		ts[i] = describe(ts[i])
@@ -148,8 +152,9 @@ type Set struct {
 // Register defines -preset (default "feature") and the named threshold
 // flags on fs: failures, same-errors, same-errors-in-a-row, no-progress,
 // output-decline, permission-denials, done-signals, false-claims,
-// cooldown, calls-per-hour. No names means all of them; an unknown name panics, as
-// it is the program's mistake.
+// cooldown, calls-per-hour, and stall-calls (tool steps'). No names means
+// all of them but stall-calls; an unknown name panics, as it is the
+// program's mistake.
 func Register(fs *flag.FlagSet, names ...string) *Set {
 	s := &Set{
 		fs:       fs,
@@ -160,7 +165,7 @@ func Register(fs *flag.FlagSet, names ...string) *Set {
 		origins:  map[string]string{},
 	}
 	for _, t := range thresholds {
-		if len(names) == 0 || slices.Contains(names, t.name) {
+		if len(names) == 0 && !t.named || slices.Contains(names, t.name) {
 			s.apply[t.name] = t.value(fs, t.name, t.help())
 			s.settable[t.name] = true
 		}

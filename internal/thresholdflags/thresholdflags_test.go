@@ -73,6 +73,22 @@ func TestOnlyTheNamedFlagsAreRegistered(t *testing.T) {
 	assert.Panics(t, func() { Register(flag.NewFlagSet("x", flag.ContinueOnError), "typo") })
 }
 
+// -stall-calls, a threshold of tool steps, is there only when named: a
+// loop of whole runs judges no steps.
+func TestTheToolStepsFlagIsThereOnlyWhenNamed(t *testing.T) {
+	all := flag.NewFlagSet("all", flag.ContinueOnError)
+	Register(all)
+	assert.NotNil(t, all.Lookup("failures"))
+	assert.Nil(t, all.Lookup("stall-calls"))
+
+	cfg, err := parse(t, []string{"-stall-calls", "80"}, "stall-calls")
+	require.NoError(t, err)
+	assert.Equal(t, 80, cfg.Steps.MaxStalled)
+	cfg, err = parse(t, nil, "stall-calls")
+	require.NoError(t, err)
+	assert.Equal(t, loopbreaker.DefaultConfig().Steps.MaxStalled, cfg.Steps.MaxStalled, "not given: the preset's")
+}
+
 // An unknown preset and an invalid value are errors that name the flag
 // and the value as the person gave them, not the library's Config field,
 // and say where a setting gave it; the library's error is still there

@@ -45,6 +45,11 @@ type Agent struct {
 	Model func(argv []string, at int, getenv func(string) string) string
 	// NewOutput returns a reader of the agent's output, for one run.
 	NewOutput func() Output
+	// Silent reports whether a command line of the agent, argv[at] being
+	// its word, prints nothing until the run ends (Claude Code's -p
+	// without stream-json, Gemini CLI's json format): a run of it is
+	// quiet however busy it is. Nil: it prints as it goes.
+	Silent func(argv []string, at int) bool
 	// Hooks is how the agent's hooks work; nil for an agent without.
 	Hooks *Hooks
 }
@@ -169,6 +174,31 @@ type Run struct {
 	// for the breaker's window share; nil when it reported none (Claude
 	// Code reports them to a subscriber alone).
 	Windows []loopbreaker.Window
+	// APIError is the class of the API error a failed run ended on, when
+	// the agent names it (Claude Code's stream: see APIErrorLimit); "" for
+	// none.
+	APIError string
+}
+
+// outputFormat returns the value of --output-format (or of its short
+// name short, when not ""), given as the next argument or after "=", in
+// the agent's arguments after argv[at]; "" when none is given.
+func outputFormat(argv []string, at int, short string) string {
+	format := ""
+	args := argv[at+1:]
+	for i, a := range args {
+		name, value, inline := strings.Cut(a, "=")
+		if name != "--output-format" && (short == "" || name != short) {
+			continue
+		}
+		switch {
+		case inline:
+			format = value
+		case i+1 < len(args):
+			format = args[i+1]
+		}
+	}
+	return format
 }
 
 // firstLine returns the first line of s.

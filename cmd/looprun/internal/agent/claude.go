@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/loopbreaker/loopbreaker"
@@ -31,7 +32,18 @@ import (
 // cwd and hook_event_name, and per event tool_name, tool_input and
 // tool_response (PostToolUse) or error and is_interrupt
 // (PostToolUseFailure), or last_assistant_message and stop_hook_active
-// (Stop). It answers with exit code 0 and a JSON object on stdout:
+// (Stop). StopFailure comes in place of Stop when an API error ended the
+// turn, its error the error's class (rate_limit, billing_error,
+// authentication_failed, ...; see APIErrorLimit), and its answer is
+// ignored; PermissionDenied follows a call auto mode's classifier refused
+// (tool_name, tool_input, tool_use_id, reason), with no other hook after
+// the call; PostCompact follows a compaction (trigger manual or auto,
+// compact_summary), which PreCompact announces before each attempt; a
+// subagent's (the Agent tool's) hooks carry its agent_id and agent_type,
+// with the session's transcript_path, and its SubagentStop its
+// agent_transcript_path (<the session's transcript, without .jsonl>/
+// subagents/agent-<agent_id>.jsonl), where alone its spend is. It answers
+// with exit code 0 and a JSON object on stdout:
 //
 //   - PreToolUse refuses a call with hookSpecificOutput.permissionDecision
 //     "deny" and its permissionDecisionReason, which the model reads as the
@@ -55,6 +67,7 @@ var ClaudeCode = &Agent{
 	OutputName:         "Claude Code's JSON output",
 	ExitsZeroOnFailure: true,
 	NewOutput:          func() Output { return &claudeOutput{} },
+	Silent:             claudeSilent,
 	Hooks: &Hooks{
 		Events: []EventName{
 			{Own: PreToolUse, Event: PreToolUse, Installed: true},
@@ -63,6 +76,10 @@ var ClaudeCode = &Agent{
 			{Own: UserPromptSubmit, Event: UserPromptSubmit, Installed: true},
 			{Own: SessionStart, Event: SessionStart, Installed: true},
 			{Own: SessionEnd, Event: SessionEnd, Installed: true},
+			{Own: StopFailure, Event: StopFailure, Installed: true},
+			{Own: PermissionDenied, Event: PermissionDenied, Installed: true},
+			{Own: PostCompact, Event: PostCompact, Installed: true},
+			{Own: SubagentStop, Event: SubagentStop, Installed: true},
 			{Own: Stop, Event: Stop, Installed: true, Ralph: true},
 		},
 		ToolMatcher: "*",
@@ -79,6 +96,14 @@ var ClaudeCode = &Agent{
 		},
 		Message: claudeMessage,
 	},
+}
+
+// claudeSilent reports whether a Claude Code command line prints nothing
+// until its run ends: print mode (-p) with the text or json format, which
+// say it all at the end; stream-json prints each event as it comes.
+func claudeSilent(argv []string, at int) bool {
+	args := argv[at+1:]
+	return (slices.Contains(args, "-p") || slices.Contains(args, "--print")) && outputFormat(argv, at, "") != "stream-json"
 }
 
 // The output.
@@ -106,6 +131,9 @@ type claudeOutput struct {
 	// stopReason is the reason of the last hook that ended the run, as
 	// its hook_response event says it.
 	stopReason string
+	// apiError is the class of the last API error the stream said
+	// (stream-json's message of it: "error" beside is_api_error_message).
+	apiError string
 	// windows are the usage windows of the last rate_limit_event.
 	windows []loopbreaker.Window
 }
@@ -124,6 +152,10 @@ type claudeEvent struct {
 	SessionID         json.RawMessage `json:"session_id"`
 	TerminalReason    json.RawMessage `json:"terminal_reason"`
 	Stdout            json.RawMessage `json:"stdout"` // a hook's, in a hook_response event
+	// Error and IsAPIError are an assistant event's that says an API
+	// error: its class, and that it is one.
+	Error      json.RawMessage `json:"error"`
+	IsAPIError bool            `json:"is_api_error_message"`
 }
 
 func (c *claudeOutput) Line(line []byte) bool {
@@ -133,7 +165,8 @@ func (c *claudeOutput) Line(line []byte) bool {
 		return true
 	}
 	if len(line) == 0 || line[0] != '{' ||
-		!bytes.Contains(line, []byte(`"result"`)) && !bytes.Contains(line, []byte(`"system"`)) {
+		!bytes.Contains(line, []byte(`"result"`)) && !bytes.Contains(line, []byte(`"system"`)) &&
+			!bytes.Contains(line, []byte(`"is_api_error_message":true`)) {
 		return false // not an event looprun reads: cheap to tell
 	}
 	var ev claudeEvent
@@ -148,6 +181,13 @@ func (c *claudeOutput) Line(line []byte) bool {
 			c.session = session
 		}
 		c.readHookResponse(ev)
+		return true
+	case "assistant":
+		var class string
+		if !ev.IsAPIError || json.Unmarshal(ev.Error, &class) != nil {
+			return false
+		}
+		c.apiError = class
 		return true
 	case "result":
 	default:
@@ -249,6 +289,9 @@ func (c *claudeOutput) Finish(whole []byte, exitCode int) Run {
 		return Run{}
 	}
 	r.Session = c.session
+	if r.Failed {
+		r.APIError = c.apiError
+	}
 	r.Windows = c.windows
 	return r
 }
@@ -257,18 +300,21 @@ func (c *claudeOutput) Finish(whole []byte, exitCode int) Run {
 
 // claudeInput is the part of Claude Code's hook input looprun reads.
 type claudeInput struct {
-	SessionID      string          `json:"session_id"`
-	TranscriptPath string          `json:"transcript_path"`
-	Cwd            string          `json:"cwd"`
-	Event          string          `json:"hook_event_name"`
-	ToolName       string          `json:"tool_name"`
-	ToolInput      json.RawMessage `json:"tool_input"`
-	ToolResponse   json.RawMessage `json:"tool_response"`
-	ToolUseID      string          `json:"tool_use_id"`
-	Error          string          `json:"error"`
-	IsInterrupt    bool            `json:"is_interrupt"`
-	LastMessage    string          `json:"last_assistant_message"`
-	StopHookActive bool            `json:"stop_hook_active"`
+	SessionID       string          `json:"session_id"`
+	TranscriptPath  string          `json:"transcript_path"`
+	Cwd             string          `json:"cwd"`
+	Event           string          `json:"hook_event_name"`
+	ToolName        string          `json:"tool_name"`
+	ToolInput       json.RawMessage `json:"tool_input"`
+	ToolResponse    json.RawMessage `json:"tool_response"`
+	ToolUseID       string          `json:"tool_use_id"`
+	Error           string          `json:"error"`
+	IsInterrupt     bool            `json:"is_interrupt"`
+	LastMessage     string          `json:"last_assistant_message"`
+	StopHookActive  bool            `json:"stop_hook_active"`
+	Reason          string          `json:"reason"` // PermissionDenied's
+	AgentID         string          `json:"agent_id"`
+	AgentTranscript string          `json:"agent_transcript_path"`
 }
 
 // errNoEvent is input without the event's name.
@@ -280,7 +326,13 @@ func decodeClaude(data []byte) (Event, error) {
 	if err := json.Unmarshal(data, &in); err != nil {
 		return Event{}, fmt.Errorf("the input is not Claude Code's hook JSON: %w", err)
 	}
-	return in.event()
+	ev, err := in.event()
+	if ev.AgentID != "" && ev.AgentTranscript == "" && strings.HasSuffix(ev.TranscriptPath, ".jsonl") {
+		// A subagent's tool call names the session's transcript: the
+		// subagent's own is beside it, where its SubagentStop says.
+		ev.AgentTranscript = filepath.Join(strings.TrimSuffix(ev.TranscriptPath, ".jsonl"), "subagents", "agent-"+ev.AgentID+".jsonl")
+	}
+	return ev, err
 }
 
 // event returns the input as an Event; an error when it names none.
@@ -288,12 +340,39 @@ func (in *claudeInput) event() (Event, error) {
 	if in.Event == "" {
 		return Event{}, errNoEvent
 	}
-	return Event{
+	ev := Event{
 		Name: in.Event, SessionID: in.SessionID, TranscriptPath: in.TranscriptPath, Cwd: in.Cwd,
 		Tool: in.ToolName, Input: in.ToolInput, Response: in.ToolResponse, ToolUseID: in.ToolUseID,
 		Error: in.Error, Interrupted: in.IsInterrupt,
 		LastMessage: in.LastMessage, StopHookActive: in.StopHookActive,
-	}, nil
+		AgentID: in.AgentID, AgentTranscript: in.AgentTranscript,
+	}
+	switch in.Event {
+	case StopFailure:
+		ev.APIError, ev.Error = in.Error, ""
+	case PermissionDenied:
+		ev.Error = in.Reason
+	}
+	return ev, nil
+}
+
+// APIErrorLimit says what an API error of Claude Code's class (its
+// StopFailure's error, its stream's "error" beside the message that
+// says it) asks of the loop: a throttle to wait out (rate_limit,
+// overloaded, server_error), or a stop for a person, whom no waiting
+// helps (billing_error, authentication_failed, oauth_org_not_allowed,
+// account_on_hold, verification_required, cloud_credential_error). False
+// for the classes that are no limit (invalid_request, model_not_found,
+// max_output_tokens, unknown: a failure) and for any other.
+func APIErrorLimit(class string) (loopbreaker.LimitKind, bool) {
+	switch class {
+	case "rate_limit", "overloaded", "server_error":
+		return loopbreaker.LimitThrottle, true
+	case "billing_error", "authentication_failed", "oauth_org_not_allowed", "account_on_hold",
+		"verification_required", "cloud_credential_error":
+		return loopbreaker.LimitStop, true
+	}
+	return 0, false
 }
 
 // Observation returns a tool's result as the step signals compare it:
@@ -352,13 +431,24 @@ func encodeClaude(ev *Event, a Answer) ([]byte, int) {
 			out.Decision, out.Reason = "block", a.Block
 		}
 	}
-	if a.Context != "" && ev.Name != Stop && ev.Name != SessionEnd {
+	if a.Context != "" && takesContext(ev.Name) {
 		if out.Specific == nil {
 			out.Specific = &claudeSpecific{Event: ev.Name}
 		}
 		out.Specific.AdditionalContext = a.Context
 	}
 	return marshalAnswer(out)
+}
+
+// takesContext reports whether Claude Code reads additionalContext in the
+// answer to the event: after a tool call, before one, and at a prompt or
+// a session's start.
+func takesContext(event string) bool {
+	switch event {
+	case PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart:
+		return true
+	}
+	return false
 }
 
 // marshalAnswer is an answer's JSON on a line, with exit code 0.
@@ -396,6 +486,7 @@ type claudeLine struct {
 		Content []struct {
 			Type string `json:"type"`
 			ID   string `json:"id"`
+			Text string `json:"text"`
 		} `json:"content"`
 		Usage *struct {
 			Input      int `json:"input_tokens"`
@@ -428,10 +519,15 @@ func claudeMessage(line []byte) (Message, bool) {
 		CacheReadTokens:  u.CacheRead,
 		CacheWriteTokens: u.CacheWrite,
 	}}
+	var words []string
 	for _, b := range l.Message.Content {
-		if b.Type == "tool_use" && b.ID != "" {
+		switch {
+		case b.Type == "tool_use" && b.ID != "":
 			m.Calls = append(m.Calls, b.ID)
+		case b.Type == "text" && strings.TrimSpace(b.Text) != "":
+			words = append(words, b.Text)
 		}
 	}
+	m.Words = strings.Join(words, "\n")
 	return m, true
 }

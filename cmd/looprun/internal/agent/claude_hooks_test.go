@@ -134,7 +134,8 @@ func TestSettingsFilesOfClaudeCode(t *testing.T) {
 }
 
 func FuzzDecodeClaude(f *testing.F) {
-	for _, s := range []string{realPostToolUse, realPostToolUseFailure, realStop, realSessionEnd, `{}`, `{"hook_event_name":"X"}`} {
+	for _, s := range []string{realPostToolUse, realPostToolUseFailure, realStop, realSessionEnd, `{}`, `{"hook_event_name":"X"}`,
+		realStopFailure, realPermissionDenied, realPostCompact, realSubagentBash, realSubagentStop} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -154,9 +155,12 @@ func FuzzClaudeMessage(f *testing.F) {
 	f.Add([]byte(realAssistantLine))
 	f.Add([]byte(realToolResultLine))
 	f.Add([]byte(realToolUseLine))
+	f.Add([]byte(`{"type":"assistant","message":{"id":"msg_1","content":[{"type":"text","text":"Nothing in src/ yet."}],"usage":{"input_tokens":10,"output_tokens":2}}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		if _, ok := claudeMessage(line); ok {
+		m, ok := claudeMessage(line)
+		if ok {
 			require.True(t, json.Valid(line), "only a whole JSON line is a message")
 		}
+		require.True(t, m.Words == "" || strings.TrimSpace(m.Words) != "", "words are words, or none: %q", m.Words)
 	})
 }

@@ -56,7 +56,11 @@ import (
 //     the next message;
 //   - a hook's answer cannot end the run: looprun ends a `codex exec` run
 //     as Ctrl-C does (see endCodexExec), and in Codex's interactive
-//     interface leaves the person to, every tool call refused meanwhile.
+//     interface leaves the person to, every tool call refused meanwhile;
+//   - PreCompact and PostCompact come around a compaction (trigger manual
+//     or auto, the turn_id; SessionStart comes again after it), and
+//     SubagentStop with the subagent's agent_transcript_path (its own
+//     rollout); Codex has no StopFailure and no PermissionDenied.
 //
 // Codex runs a hook only once the person trusted it (or with
 // --dangerously-bypass-hook-trust), and a project's .codex/ only in a
@@ -76,6 +80,8 @@ var Codex = &Agent{
 			{Own: UserPromptSubmit, Event: UserPromptSubmit, Installed: true},
 			{Own: SessionStart, Event: SessionStart, Installed: true},
 			{Own: SessionEnd, Event: SessionEnd, Installed: true},
+			{Own: PostCompact, Event: PostCompact, Installed: true},
+			{Own: SubagentStop, Event: SubagentStop, Installed: true},
 			{Own: Stop, Event: Stop, Installed: true, Ralph: true},
 		},
 		ToolMatcher: "*",
@@ -523,7 +529,8 @@ func codexSettings(s SettingsScope, dir, home string, env func(string) string) s
 // responses (token_usage_record; the running totals of token_count events
 // are not read, their rate_limits are: windows.FromCodex), and the end of each tool call (an item_completed
 // event whose item's id is the call's, with its status and a command's
-// exit code).
+// exit code), and the model's messages to the person (a response_item
+// message of the assistant's, its output_text).
 type codexLine struct {
 	Type    string `json:"type"`
 	Payload struct {
@@ -531,7 +538,12 @@ type codexLine struct {
 		ResponseID string          `json:"response_id"`
 		CallID     string          `json:"call_id"`
 		Output     json.RawMessage `json:"output"`
-		Usage      *struct {
+		Role       string          `json:"role"`
+		Content    []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		Usage *struct {
 			Input      int `json:"input_tokens"`
 			CacheRead  int `json:"cached_input_tokens"`
 			CacheWrite int `json:"cache_write_input_tokens"`
@@ -550,15 +562,16 @@ type codexLine struct {
 // or a command's exit code other than 0), which Codex writes before the
 // hook after the call; or a call's result as the model reads it, which
 // Codex writes after that hook, and for a call that failed before it ran
-// (a patch it could not apply) with no hook at all. input_tokens counts
-// the cached ones too, as the Responses API does. Lines of other kinds
-// are passed over without being decoded.
+// (a patch it could not apply) with no hook at all; or the model's words
+// to the person. input_tokens counts the cached ones too, as the
+// Responses API does. Lines of other kinds are passed over without being
+// decoded.
 func codexMessage(line []byte) (Message, bool) {
 	if ws, ok := windows.FromCodex(line); ok {
 		return Message{Windows: ws}, true
 	}
 	if !bytes.Contains(line, []byte(`"token_usage_record"`)) && !bytes.Contains(line, []byte(`"item_completed"`)) &&
-		!bytes.Contains(line, []byte(`_call_output"`)) {
+		!bytes.Contains(line, []byte(`_call_output"`)) && !bytes.Contains(line, []byte(`"output_text"`)) {
 		return Message{}, false
 	}
 	var l codexLine
@@ -586,6 +599,14 @@ func codexMessage(line []byte) (Message, bool) {
 		text := string(p.Output)
 		_ = json.Unmarshal(p.Output, &text) // a string, as a rule; else the output as it came
 		return Message{Result: &CallResult{ID: p.CallID, Text: text}}, true
+	case l.Type == "response_item" && p.Type == "message" && p.Role == "assistant":
+		var words []string
+		for _, c := range p.Content {
+			if c.Type == "output_text" && strings.TrimSpace(c.Text) != "" {
+				words = append(words, c.Text)
+			}
+		}
+		return Message{Words: strings.Join(words, "\n")}, len(words) > 0
 	}
 	return Message{}, false
 }

@@ -52,7 +52,8 @@ func TestCodexRolloutLinesTheHookReads(t *testing.T) {
 // Any line is read without a panic; only a whole JSON line is a message,
 // and its counts are never negative.
 func FuzzCodexMessage(f *testing.F) {
-	for _, l := range []string{codexUsageLine, codexFailedLine, codexPassedLine, codexOutputLine, codexMessageLine, codexWindowsLine} {
+	for _, l := range []string{codexUsageLine, codexFailedLine, codexPassedLine, codexOutputLine, codexMessageLine, codexWindowsLine,
+		`{"type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}}`} {
 		f.Add([]byte(l))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {

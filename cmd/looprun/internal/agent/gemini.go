@@ -39,8 +39,12 @@ import (
 // Its hooks live in settings.json (.gemini/settings.json of the project,
 // ~/.gemini/settings.json of the person), by events of its own names:
 // BeforeTool, AfterTool, BeforeAgent, AfterAgent, SessionStart,
-// SessionEnd (and BeforeModel, AfterModel, PreCompress, Notification,
-// which looprun does not answer). A hook gets session_id,
+// SessionEnd (and BeforeModel, AfterModel, BeforeToolSelection,
+// Notification and PreCompress, which looprun does not answer: 0.61.0
+// sends PreCompress with trigger "auto" before every model request,
+// before it knows whether anything is compressed, and nothing after a
+// compression; it has no event for an API error that ended a turn, a
+// permission denied, or a subagent's end). A hook gets session_id,
 // transcript_path, cwd and hook_event_name, and tool_name and tool_input
 // (no call id), tool_response ({llmContent, returnDisplay, error}) after
 // the call, or prompt_response and stop_hook_active as the turn ends. It
@@ -67,6 +71,9 @@ var Gemini = &Agent{
 	OutputName:         "Gemini CLI's JSON output",
 	ExitsZeroOnFailure: true,
 	NewOutput:          func() Output { return &geminiOutput{home: geminiHome(os.Getenv)} },
+	// The json format is one object at the end; text and stream-json
+	// print as they go.
+	Silent: func(argv []string, at int) bool { return outputFormat(argv, at, "-o") == "json" },
 	Hooks: &Hooks{
 		Events: []EventName{
 			{Own: "BeforeTool", Event: PreToolUse, Installed: true},
@@ -630,9 +637,11 @@ func geminiSettings(s SettingsScope, dir, home string, env func(string) string) 
 // what a model's message spent: tokens.input counts the cached ones too,
 // and the thinking is apart from the output.
 type geminiLine struct {
-	ID     string `json:"id"`
-	Type   string `json:"type"`
-	Model  string `json:"model"`
+	ID      string          `json:"id"`
+	Type    string          `json:"type"`
+	Model   string          `json:"model"`
+	Content json.RawMessage `json:"content"` // the model's text: a string
+
 	Tokens *struct {
 		Input    int `json:"input"`
 		Output   int `json:"output"`
@@ -654,7 +663,12 @@ func geminiMessage(line []byte) (Message, bool) {
 		return Message{}, false
 	}
 	t := l.Tokens
-	return Message{ID: l.ID, Usage: loopbreaker.Usage{
+	var words string
+	_ = json.Unmarshal(l.Content, &words) // a string, the text the person reads
+	if strings.TrimSpace(words) == "" {
+		words = ""
+	}
+	return Message{ID: l.ID, Words: words, Usage: loopbreaker.Usage{
 		Model:           l.Model,
 		InputTokens:     max(t.Input, 0),
 		CacheReadTokens: max(t.Cached, 0),

@@ -19,6 +19,17 @@ const (
 	UserPromptSubmit   = "UserPromptSubmit"
 	SessionStart       = "SessionStart"
 	SessionEnd         = "SessionEnd"
+	// StopFailure ends a turn that an API error ended (Claude Code's),
+	// in place of Stop: Event.APIError says which.
+	StopFailure = "StopFailure"
+	// PermissionDenied follows a tool call the agent's own permissions
+	// refused (Claude Code's auto mode): Event.Error says why.
+	PermissionDenied = "PermissionDenied"
+	// PostCompact follows a compaction of the session's context.
+	PostCompact = "PostCompact"
+	// SubagentStop ends a subagent's work: Event.AgentTranscript holds
+	// what it spent.
+	SubagentStop = "SubagentStop"
 )
 
 // EventName is one of an agent's hook events: its own name (what its
@@ -123,7 +134,7 @@ func (h *Hooks) IsToolEvent(own string) bool {
 	for _, e := range h.Events {
 		if e.Own == own {
 			switch e.Event {
-			case PreToolUse, PostToolUse, PostToolUseFailure:
+			case PreToolUse, PostToolUse, PostToolUseFailure, PermissionDenied:
 				return true
 			}
 		}
@@ -188,12 +199,21 @@ type Event struct {
 	// Response is what the tool returned (PostToolUse), as the agent
 	// gives it: a JSON object or string.
 	Response json.RawMessage
-	// Error is why the tool call failed (PostToolUseFailure), and
-	// Interrupted says the person interrupted it. An agent that tells of
-	// a failure in its transcript alone (Codex) says so in
-	// Message.Failed.
+	// Error is why the tool call failed (PostToolUseFailure), or why the
+	// agent's permissions refused it (PermissionDenied), and Interrupted
+	// says the person interrupted it. An agent that tells of a failure in
+	// its transcript alone (Codex) says so in Message.Failed.
 	Error       string
 	Interrupted bool
+	// APIError is the class of the API error that ended the turn
+	// (StopFailure): Claude Code's rate_limit, billing_error,
+	// authentication_failed, ... (see APIErrorLimit).
+	APIError string
+
+	// AgentID names the subagent whose event it is (its tool calls, its
+	// SubagentStop); "" for the session's own. AgentTranscript is that
+	// subagent's transcript, where its spend is.
+	AgentID, AgentTranscript string
 
 	// LastMessage is the model's last message, as the turn ends (Stop),
 	// and StopHookActive says the turn went on because a stop hook sent
@@ -243,6 +263,9 @@ type Message struct {
 	// the line is one, for an agent with SilentFailures: it is written
 	// after the call's hook, if any came.
 	Result *CallResult
+	// Words are what the model wrote to the person in the message (its
+	// text, not its thinking); "" for none.
+	Words string
 	// Windows are the provider's usage windows the line reports (Codex's
 	// token_count events, after each response), for the window share.
 	Windows []loopbreaker.Window

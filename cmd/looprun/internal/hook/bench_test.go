@@ -116,9 +116,16 @@ var sessionCommands = []string{
 }
 
 // answer appends the i-th answer, asking for the i-th call, to the
-// transcript, as Claude Code writes it before the call runs.
+// transcript, as Claude Code writes it before the call runs; one in four
+// says a word to the person first, as a healthy model does (the others
+// are silent: a run of 50 silent calls is a stall).
 func (s *benchSession) answer(i int) {
-	line := fmt.Sprintf(`{"parentUuid":"p%d","isSidechain":false,"message":{"id":"msg_%06d","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"id":"toolu_%06d","input":{"command":%q},"name":"Bash","type":"tool_use"}],"stop_reason":"tool_use","usage":{"input_tokens":%d,"cache_creation_input_tokens":2000,"cache_read_input_tokens":%d,"output_tokens":150}},"type":"assistant","uuid":"u%d"}`+"\n",
+	words := ""
+	if i%4 == 0 {
+		words = fmt.Sprintf(`{"parentUuid":"p%d","isSidechain":false,"message":{"id":"msg_%06d","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Step %d: checking the login flow."}],"usage":{"input_tokens":%d,"cache_creation_input_tokens":2000,"cache_read_input_tokens":%d,"output_tokens":150}},"type":"assistant","uuid":"w%d"}`+"\n",
+			i, i, i, 3000, 20000+40*i, i)
+	}
+	line := words + fmt.Sprintf(`{"parentUuid":"p%d","isSidechain":false,"message":{"id":"msg_%06d","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"id":"toolu_%06d","input":{"command":%q},"name":"Bash","type":"tool_use"}],"stop_reason":"tool_use","usage":{"input_tokens":%d,"cache_creation_input_tokens":2000,"cache_read_input_tokens":%d,"output_tokens":150}},"type":"assistant","uuid":"u%d"}`+"\n",
 		i, i, i, sessionCommands[i%len(sessionCommands)], 3000, 20000+40*i, i)
 	result := fmt.Sprintf(`{"parentUuid":"u%d","type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_%06d","type":"tool_result","content":%q}]}}`+"\n",
 		i, i, strings.Repeat("output line\n", 20))
@@ -139,7 +146,9 @@ func (s *benchSession) call(i int, event string) []byte {
 	}
 	switch event {
 	case PostToolUse:
-		ev["tool_response"] = map[string]any{"stdout": fmt.Sprintf("ok  \texample.com/app/internal/auth\t0.%03ds\n", i%1000), "stderr": "", "interrupted": false}
+		// Each result its own: the work moves on (the same result of the
+		// same command again and again is a repeated step).
+		ev["tool_response"] = map[string]any{"stdout": fmt.Sprintf("ok  \texample.com/app/internal/auth\t0.%03ds\n%d files checked\n", i%1000, i), "stderr": "", "interrupted": false}
 	case PostToolUseFailure:
 		ev["error"] = fmt.Sprintf("Exit code 1\n--- FAIL: TestLogout%d (0.00s)\n    logout_test.go:%d: session still valid\nFAIL", i%7, i%50)
 		ev["is_interrupt"] = false

@@ -23,7 +23,7 @@ const stateDirName = ".loopbreaker"
 
 // thresholdNames are looprun's threshold flags that `looprun hook` takes
 // too: the ones a tool step's outcome feeds.
-var thresholdNames = []string{"failures", "same-errors", "same-errors-in-a-row", "cooldown", "calls-per-hour"}
+var thresholdNames = []string{"failures", "same-errors", "same-errors-in-a-row", "cooldown", "calls-per-hour", "stall-calls"}
 
 // Defaults of the hook's own flags.
 const (
@@ -153,6 +153,9 @@ type settings struct {
 	promise    string
 	maxIter    int
 	failClosed bool
+	// stallCalls is the stall's threshold in force (the tool steps'
+	// Steps.MaxStalled); 0 when it is off.
+	stallCalls int
 }
 
 // settings checks the parsed flags and returns what they say.
@@ -176,6 +179,15 @@ func (f *flags) settings() (*settings, error) {
 		return nil, errors.New("-promise and -max-iterations are the Ralph loop's: give -ralph too")
 	}
 	steps.Spend.MaxCostUSD, steps.Spend.MaxTokens = f.maxCost, f.maxTokens
+	// Each step reports its progress, for the stall signal alone: whether
+	// one call changed a file says nothing of a session's progress (most
+	// only look), nor its output's length of a decline, whatever the
+	// preset says of whole iterations.
+	steps.Progress.MaxNoProgress, steps.Progress.OutputDeclinePercent, steps.Progress.ScoreWindow = -1, -1, -1
+	stallCalls := steps.Steps.MaxStalled
+	if stallCalls == 0 {
+		stallCalls = loopbreaker.DefaultConfig().Steps.MaxStalled
+	}
 	steps.Spend.MaxWindowShare, steps.Spend.StopAtWindowShare = f.windowShare, f.windowStop
 	// A tool's error is never the model provider's limit, whatever it
 	// says (a test's output may well mention a 429): each failed step is
@@ -187,7 +199,7 @@ func (f *flags) settings() (*settings, error) {
 	ralph.Classify = classifyStep
 	s := &settings{
 		agent: f.agent.Agent, steps: steps, ralph: ralph, refusals: f.refusals,
-		prompt: f.ralph, promise: f.promise, maxIter: f.maxIter, failClosed: f.failClosed,
+		prompt: f.ralph, promise: f.promise, maxIter: f.maxIter, failClosed: f.failClosed, stallCalls: max(stallCalls, 0),
 		protect: defaultProtected(), readOnly: f.agent.Hooks.ReadOnly,
 	}
 	if f.protect.given {

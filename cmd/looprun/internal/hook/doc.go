@@ -21,8 +21,19 @@
 //     work with the prompt (a Ralph loop inside the agent), until the
 //     completion promise, the loop's own breaker (no progress, the same
 //     error, the same final message) or the tool steps' breaker says stop;
+//   - a run of calls that changes no file and says nothing to the person
+//     (the model's words are read from the transcript; a shell command's
+//     changes from the git work tree, near the threshold) is warned, then
+//     stopped (-stall-calls);
+//   - a call the agent's permissions refused (PermissionDenied) is a
+//     failed step that had a permission denied, a compaction of the
+//     context (PostCompact) a condensation, and a subagent's spend, read
+//     from its own transcript (its tool calls, SubagentStop), counts
+//     toward the session's caps; an API error that ended the turn
+//     (StopFailure) is written to the hooks' log, classified, for looprun;
 //   - a new prompt from the person (UserPromptSubmit) closes an open
-//     circuit, and the session's end (SessionEnd) removes its state.
+//     circuit and starts the steps afresh, and the session's end
+//     (SessionEnd) removes its state.
 //
 // The hook never breaks a session by its own fault: bad input, an unknown
 // event or a corrupt state is a message on stderr and the call allowed

@@ -23,6 +23,10 @@ const (
 	UserPromptSubmit   = agent.UserPromptSubmit
 	SessionStart       = agent.SessionStart
 	SessionEnd         = agent.SessionEnd
+	StopFailure        = agent.StopFailure
+	PermissionDenied   = agent.PermissionDenied
+	PostCompact        = agent.PostCompact
+	SubagentStop       = agent.SubagentStop
 
 	ProjectSettings = agent.ProjectSettings
 	LocalSettings   = agent.LocalSettings

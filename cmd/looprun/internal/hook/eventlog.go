@@ -24,6 +24,11 @@ const (
 	endedRefusedNote = "ended after %d refused calls: %s" // the refusals, the reason
 )
 
+// apiErrorNote says an API error ended the turn (StopFailure): its
+// class, what it asks of the loop, the agent's words of it. APIError
+// reads it.
+const apiErrorNote = "api error %s (%s): %s"
+
 // maxLogRead bounds what EndedReason reads of the log.
 const maxLogRead = 1 << 20
 
@@ -44,6 +49,33 @@ func (m LogMark) EndedReason(session string) string {
 	if session == "" {
 		return ""
 	}
+	return endedInLog(m.since(), session)
+}
+
+// APIError returns the class of the last API error that ended a turn of
+// session's (StopFailure: rate_limit, billing_error, ...; see
+// agent.APIErrorLimit), from the lines of the log written since the mark;
+// "" when none says so, or session is "".
+func (m LogMark) APIError(session string) string {
+	if session == "" {
+		return ""
+	}
+	class := ""
+	for line := range strings.Lines(m.since()) {
+		_, rest, ok := strings.Cut(strings.TrimSpace(line), " session "+session+" "+StopFailure+": api error ")
+		if !ok {
+			continue
+		}
+		if c, _, ok := strings.Cut(rest, " "); ok {
+			class = c
+		}
+	}
+	return class
+}
+
+// since returns the lines of the log written since the mark (up to
+// maxLogRead bytes); a log started anew since is read whole.
+func (m LogMark) since() string {
 	f, err := os.Open(m.path)
 	if err != nil {
 		return ""
@@ -57,7 +89,7 @@ func (m LogMark) EndedReason(session string) string {
 	if err != nil {
 		return ""
 	}
-	return endedInLog(string(data), session)
+	return string(data)
 }
 
 // endedInLog returns the reason of the last line of log that says the

@@ -47,7 +47,13 @@ func newHandler(ag *agent.Agent, set *settings, dir string, now func() time.Time
 // state), which the caller reports, failing open or closed.
 func (h *handler) handle(ev *Event) (Answer, error) {
 	switch ev.Name {
-	case PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop:
+	case PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, PermissionDenied, PostCompact, SubagentStop:
+	case StopFailure:
+		if err := h.store.ready(); err != nil {
+			return Answer{}, err
+		}
+		h.apiError(ev)
+		return Answer{}, nil // Claude Code reads no answer to it
 	case SessionStart:
 		return Answer{}, h.store.prune()
 	case SessionEnd:
@@ -84,6 +90,12 @@ func (h *handler) handle(ev *Event) (Answer, error) {
 		a = s.newPrompt()
 	case Stop:
 		a, err = s.stop()
+	case PermissionDenied:
+		err = s.denied()
+	case PostCompact:
+		s.compacted()
+	case SubagentStop:
+		err = s.subagentStopped()
 	}
 	if err != nil {
 		return Answer{}, err
@@ -225,6 +237,18 @@ func (s *session) beforeTool() (Answer, bool, error) {
 		s.st.Transcript.await(pendingCall{ID: s.ev.ToolUseID, Tool: s.ev.Tool, Args: s.h.stepArgs(s.ev.Tool, s.ev.Input)})
 		changed = true
 	}
+	if limit := s.h.set.stallCalls; limit > 0 && s.st.StallTree == "" && s.h.agent.Hooks.Tools[s.ev.Tool].Kind == agent.Shell &&
+		s.steps.Stats().Steps.StalledSteps >= min(stallTreeFrom, limit/2) {
+		// A shell command of a run of silent steps that has gone on a
+		// while: the work tree before it, to tell later whether the run
+		// changed a file. A session whose model speaks every few calls
+		// never pays for a git run.
+		s.st.StallTree = noTree
+		if tree, ok := workTree(s.h.project); ok {
+			s.st.StallTree = tree
+		}
+		changed = true
+	}
 	return a, changed, nil
 }
 
@@ -239,7 +263,12 @@ func (s *session) recordEnded() bool {
 	}
 	s.st.Transcript.Ended = nil
 	for _, c := range ended {
-		s.steps.Record(loopbreaker.Iteration{Action: &loopbreaker.Action{Tool: c.Tool, Args: c.Args}, Err: errors.New(c.Result)})
+		s.steps.Record(loopbreaker.Iteration{
+			Action:   &loopbreaker.Action{Tool: c.Tool, Args: c.Args, Message: s.st.Transcript.takeWords()},
+			Err:      errors.New(c.Result),
+			Progress: s.stallProgress(false),
+		})
+		s.stepRecorded()
 		line, _, _ := strings.Cut(strings.TrimSpace(c.Result), "\n")
 		s.h.log.note(s.ev, "%s failed with no hook after it: %s", c.Tool, line)
 	}
@@ -257,15 +286,16 @@ func (s *session) afterTool() (Answer, error) {
 		return Answer{}, err
 	}
 	wasOpen := s.steps.State() == loopbreaker.Open
-	s.st.Transcript.arrived(s.ev.ToolUseID)
+	_, mark := s.transcript()
+	mark.arrived(s.ev.ToolUseID)
 	s.recordEnded()
 	errText, failed := s.ev.Error, s.ev.Name == PostToolUseFailure
-	if !failed && s.st.Transcript.failed(s.ev.ToolUseID) {
+	if !failed && mark.failed(s.ev.ToolUseID) {
 		// The agent says the call failed in its transcript alone (Codex:
 		// a command's exit code): its error is what it returned.
 		errText, failed = agent.Observation(s.ev.Tool, s.ev.Response), true
 	}
-	it := loopbreaker.Iteration{Action: &loopbreaker.Action{Tool: s.ev.Tool, Args: s.h.stepArgs(s.ev.Tool, s.ev.Input)}}
+	it := s.step(writesFiles(s.h.agent.Hooks.Tools, s.ev.Tool) && !failed)
 	if failed {
 		it.Err = errors.New(errText)
 		if s.ev.Interrupted {
@@ -275,6 +305,7 @@ func (s *session) afterTool() (Answer, error) {
 		it.Observation = agent.Observation(s.ev.Tool, s.ev.Response)
 	}
 	s.steps.Record(it)
+	s.stepRecorded()
 	s.noteTurn(failed && !s.ev.Interrupted, errText)
 	s.keep()
 
@@ -340,12 +371,18 @@ func (s *session) warnings(d loopbreaker.Decision) []string {
 }
 
 // newPrompt answers UserPromptSubmit: a person who writes a new prompt
-// has seen why the circuit opened, and it closes; the Ralph loop starts
-// over with the new task.
+// has seen why the circuit opened, and it closes; the tool steps start
+// afresh (loopbreaker's NewPrompt), and the Ralph loop starts over with
+// the new task.
 func (s *session) newPrompt() Answer {
 	s.st.Refused = 0
 	s.st.Turn = turnState{Tree: s.st.Turn.Tree}
 	s.st.Ralph = nil
+	s.st.StallTree = ""
+	// The steps start afresh: the calls before the prompt count toward no
+	// repeat after it, and the person has spoken.
+	s.steps.NewPrompt()
+	s.keep()
 	if s.steps.State() == loopbreaker.Closed {
 		return Answer{}
 	}
@@ -370,21 +407,43 @@ func (s *session) readSpend() error {
 		if err := s.readTranscript(); err != nil {
 			return err
 		}
-		if s.ev.ToolUseID == "" || s.st.Transcript.took(s.ev.ToolUseID) || time.Now().After(deadline) {
+		path, mark := s.transcript()
+		if s.ev.ToolUseID == "" || mark.took(s.ev.ToolUseID) || time.Now().After(deadline) {
 			return nil
 		}
-		if _, err := os.Stat(s.ev.TranscriptPath); err != nil {
+		if _, err := os.Stat(path); err != nil {
 			return nil // no transcript to wait for
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
 }
 
-// readTranscript reads what the session's transcript gained since the
-// last hook: its spend, and the usage windows it reports, go to the tool
-// steps' breaker.
+// readTranscript reads what the session's transcripts gained since the
+// last hook: its own, and its subagents' (the event's subagent's first);
+// their spend goes to the tool steps' breaker. A subagent's transcript is
+// read at every hook, after its SubagentStop too: Claude Code may write
+// its last message after that hook.
 func (s *session) readTranscript() error {
-	spent, windows, err := readSpend(s.ev.TranscriptPath, &s.st.Transcript, s.h.agent.Hooks.Message)
+	path, mark := s.transcript()
+	err := s.addSpent(path, mark)
+	if mark != &s.st.Transcript {
+		err = errors.Join(err, s.addSpent(s.ev.TranscriptPath, &s.st.Transcript))
+	}
+	for i := range s.st.Agents {
+		if m := &s.st.Agents[i].Mark; m != mark && m.Path != "" {
+			err = errors.Join(err, s.addSpent(m.Path, m))
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("reading the transcript: %w", err)
+	}
+	return nil
+}
+
+// addSpent adds what the transcript at path gained since mark to the tool
+// steps' breaker.
+func (s *session) addSpent(path string, mark *transcriptMark) error {
+	spent, windows, err := readSpend(path, mark, s.h.agent.Hooks.Message)
 	for _, w := range windows {
 		s.steps.ObserveWindow(w)
 	}
@@ -394,10 +453,130 @@ func (s *session) readTranscript() error {
 		}
 		s.steps.AddUsage(u)
 	}
-	if err != nil {
-		return fmt.Errorf("reading the transcript: %w", err)
+	return err
+}
+
+// transcript returns the transcript the event's spend and words are in,
+// and how far it was read: a subagent's own, for a subagent's event;
+// else the session's.
+func (s *session) transcript() (string, *transcriptMark) {
+	if s.ev.AgentID != "" && s.ev.AgentTranscript != "" {
+		return s.ev.AgentTranscript, s.st.agent(s.ev.AgentID)
+	}
+	return s.ev.TranscriptPath, &s.st.Transcript
+}
+
+// noTree is StallTree outside a git work tree.
+const noTree = "-"
+
+// stallTreeFrom is how many silent steps a run has before the work tree
+// is taken, at its next shell command (half the threshold, for a lower
+// one): Claude Code itself reminds its model after 5 silent turns.
+const stallTreeFrom = 5
+
+// step returns the event's tool call as a step, for the tool steps'
+// breaker: its action, with the model's words beside it since the last
+// step (which it takes), and its progress (stallProgress); changed says
+// the agent's editing tool changed a file.
+func (s *session) step(changed bool) loopbreaker.Iteration {
+	_, mark := s.transcript()
+	return loopbreaker.Iteration{
+		Action:   &loopbreaker.Action{Tool: s.ev.Tool, Args: s.h.stepArgs(s.ev.Tool, s.ev.Input), Message: mark.takeWords()},
+		Progress: s.stallProgress(changed),
+	}
+}
+
+// stallProgress is a tool step's progress, as the stall signal reads it:
+// a file changed by the agent's editing tool (changed); else, one step
+// before the stall's warning and at the stall itself, any change of the
+// git work tree since it was taken (before a shell command, from the
+// run's stallTreeFrom-th silent step on), which a command may have made.
+// In between, a command counts as changing nothing: looking at the work
+// tree costs a git run.
+func (s *session) stallProgress(changed bool) *loopbreaker.Progress {
+	if changed {
+		return &loopbreaker.Progress{FilesChanged: 1}
+	}
+	limit := s.h.set.stallCalls
+	if limit > 0 && s.st.StallTree != "" && s.st.StallTree != noTree && s.steps.Stats().Steps.StalledSteps+2 >= limit {
+		if tree, ok := workTree(s.h.project); ok && tree != s.st.StallTree {
+			return &loopbreaker.Progress{FilesChanged: 1}
+		}
+	}
+	return &loopbreaker.Progress{}
+}
+
+// stepRecorded forgets the work tree of a silent run that has ended.
+func (s *session) stepRecorded() {
+	if s.steps.Stats().Steps.StalledSteps == 0 {
+		s.st.StallTree = ""
+	}
+}
+
+// denied answers PermissionDenied: the call the agent's permissions
+// refused (Claude Code's auto mode) is a failed step that had a
+// permission denied, for the permission-denials signal; no other hook
+// comes after it. A trip is noted, and the next call refused with its
+// reason.
+func (s *session) denied() error {
+	if err := s.readSpend(); err != nil {
+		return err
+	}
+	wasOpen := s.steps.State() == loopbreaker.Open
+	it := s.step(false)
+	it.Progress.PermissionDenials = 1
+	it.Err = fmt.Errorf("permission denied: %s", s.ev.Error)
+	s.steps.Record(it)
+	s.stepRecorded()
+	s.noteTurn(true, it.Err.Error())
+	s.keep()
+	if !wasOpen && s.steps.State() == loopbreaker.Open {
+		s.st.Refused = 0
+		s.h.log.note(s.ev, "tripped: %s", s.steps.Stats().Reason)
 	}
 	return nil
+}
+
+// compacted answers PostCompact: the context was compacted instead of a
+// step, for the condensation signal, and the hooks' log says so.
+func (s *session) compacted() {
+	wasOpen := s.steps.State() == loopbreaker.Open
+	s.steps.Record(loopbreaker.Iteration{Condensed: true})
+	s.keep()
+	s.h.log.note(s.ev, "context compacted, %d in a row", s.steps.Stats().Steps.ConsecutiveCondensations)
+	if !wasOpen && s.steps.State() == loopbreaker.Open {
+		s.st.Refused = 0
+		s.h.log.note(s.ev, "tripped: %s", s.steps.Stats().Reason)
+	}
+}
+
+// subagentStopped answers SubagentStop: what the subagent spent, read
+// from its transcript, counts toward the session's caps (the session's
+// next call is refused at one). The transcript is read on at the
+// session's next hooks, for what Claude Code writes of it after this one.
+func (s *session) subagentStopped() error {
+	if s.ev.AgentID == "" {
+		return nil
+	}
+	err := s.readTranscript()
+	s.keep()
+	return err
+}
+
+// apiError answers StopFailure: an API error ended the turn, and the
+// hooks' log says which and what it asks of the loop (see
+// agent.APIErrorLimit), for looprun to read (LogMark.APIError) and the
+// person to see.
+func (h *handler) apiError(ev *Event) {
+	what := "no limit: a failure"
+	if kind, ok := agent.APIErrorLimit(ev.APIError); ok {
+		what = "a throttle, waited out"
+		if kind == loopbreaker.LimitStop {
+			what = "no waiting ends it: a person acts"
+		}
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(ev.LastMessage), "\n")
+	h.log.note(ev, apiErrorNote, ev.APIError, what, line)
 }
 
 // stepArgs returns a tool call's arguments as the step signals compare

@@ -80,7 +80,7 @@ func TestInstallMergesWithOtherHooksAndUninstallLeavesThem(t *testing.T) {
 	assert.Equal(t, "./audit.sh", pre[0], "theirs first, as it was")
 	assert.True(t, isLooprunHook(pre[1]))
 	assert.True(t, strings.HasSuffix(pre[1], " hook -max-cost 20 PreToolUse"), pre[1])
-	for _, ev := range []string{PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, SessionEnd} {
+	for _, ev := range []string{PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, SessionEnd, StopFailure, PermissionDenied, PostCompact, SubagentStop} {
 		require.Len(t, commands(s, ev), 1, ev)
 		assert.True(t, strings.HasSuffix(commands(s, ev)[0], " "+ev))
 	}
@@ -106,7 +106,7 @@ func TestInstallMergesWithOtherHooksAndUninstallLeavesThem(t *testing.T) {
 	s = settingsOf(t, path)
 	assert.Equal(t, []string{"./audit.sh"}, commands(s, PreToolUse))
 	assert.Equal(t, []string{"notify-send claude"}, commands(s, "Notification"))
-	for _, ev := range []string{PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, SessionEnd} {
+	for _, ev := range []string{PostToolUse, PostToolUseFailure, UserPromptSubmit, SessionStart, SessionEnd, StopFailure, PermissionDenied, PostCompact, SubagentStop} {
 		assert.NotContains(t, s["hooks"], ev, "an event looprun alone used is gone")
 	}
 	var was, now any

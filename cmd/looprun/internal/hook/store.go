@@ -46,6 +46,38 @@ type state struct {
 	Warned []string `json:"warned,omitempty"`
 	// Turn is what the current turn did, for the Ralph loop.
 	Turn turnState `json:"turn"`
+	// Agents are how far the transcripts of the session's subagents were
+	// read, the latest last (at most maxAgents): each has its own, where
+	// alone its spend is, read at each hook of the session.
+	Agents []agentMark `json:"agents,omitempty"`
+	// StallTree is the git work tree as it was before the first shell
+	// command of the current run of silent steps (noTree outside git),
+	// which tells whether the run changed a file; "" before one.
+	StallTree string `json:"stall_tree,omitempty"`
+}
+
+// agentMark is how far a subagent's transcript was read.
+type agentMark struct {
+	ID   string         `json:"id"`
+	Mark transcriptMark `json:"mark"`
+}
+
+// maxAgents bounds the subagents whose transcripts a state follows; the
+// oldest is forgotten first (what it spent is counted).
+const maxAgents = 16
+
+// agent returns the mark of the subagent id's transcript, made when new.
+func (st *state) agent(id string) *transcriptMark {
+	for i := range st.Agents {
+		if st.Agents[i].ID == id {
+			return &st.Agents[i].Mark
+		}
+	}
+	if len(st.Agents) >= maxAgents {
+		st.Agents = st.Agents[1:]
+	}
+	st.Agents = append(st.Agents, agentMark{ID: id})
+	return &st.Agents[len(st.Agents)-1].Mark
 }
 
 // turnState is what the model's current turn did, and the Ralph loop's

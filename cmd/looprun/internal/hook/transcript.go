@@ -28,6 +28,21 @@ type transcriptMark struct {
 	// came in the transcript with no hook: failures, to be recorded.
 	Pending []pendingCall `json:"pending,omitempty"`
 	Ended   []endedCall   `json:"ended,omitempty"`
+	// Words are the model's last words to the person read since the
+	// last step was recorded (cut to maxWords): the next step had them.
+	Words string `json:"words,omitempty"`
+}
+
+// maxWords bounds the words a mark keeps: they say the step was not
+// silent, and the state is written at every hook.
+const maxWords = 512
+
+// takeWords returns the model's words read since the last step, and
+// forgets them: the step about to be recorded had them.
+func (m *transcriptMark) takeWords() string {
+	w := m.Words
+	m.Words = ""
+	return w
 }
 
 // pendingCall is a tool call let through, as a step: its id, the tool
@@ -213,6 +228,12 @@ func readSpend(path string, mark *transcriptMark, message func([]byte) (Message,
 		}
 		if m.Result != nil {
 			mark.ended(m.Result)
+		}
+		if w := strings.TrimSpace(m.Words); w != "" {
+			if len(w) > maxWords {
+				w = strings.ToValidUTF8(w[:maxWords], "")
+			}
+			mark.Words = w
 		}
 		if len(m.Windows) > 0 {
 			windows = m.Windows

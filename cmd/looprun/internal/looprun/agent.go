@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -18,6 +19,9 @@ import (
 type result struct {
 	exitCode int  // -1 when the command could not run to an exit
 	timedOut bool // the run hit -timeout
+	// stalled is how long the run had printed nothing when -stall ended
+	// it; 0 when it did not.
+	stalled time.Duration
 	// signal is the signal that ended the command, as "signal 9
 	// (SIGKILL)"; "" when it exited (or looprun's timeout killed it).
 	signal string
@@ -43,6 +47,7 @@ type commandAgent struct {
 	dir     string
 	prompt  string // the prompt file's path
 	timeout time.Duration
+	stall   time.Duration // -stall; 0: never
 	// session is the session offered to the next run ("" for none): in
 	// the environment (sessionEnv), and in place of sessionPlaceholder in
 	// argv.
@@ -75,7 +80,60 @@ func (a *commandAgent) run(ctx context.Context, _ int, out io.Writer) (result, e
 	}
 	prompt = bytes.ReplaceAll(prompt, []byte(notesPlaceholder), []byte(a.notes))
 	env := append(os.Environ(), sessionEnv+"="+a.session, notesEnv+"="+a.notesFile, eventsEnv+"="+a.events)
-	return runCommand(ctx, withSession(a.argv, a.session), a.dir, prompt, env, a.timeout, out)
+	return runCommand(ctx, withSession(a.argv, a.session), a.dir, prompt, env, limits{timeout: a.timeout, stall: a.stall}, out)
+}
+
+// limits are how long a command may run: timeout in all, and stall
+// without output (0: any time).
+type limits struct {
+	timeout, stall time.Duration
+}
+
+// errStalled is why a run that printed nothing for its stall limit was
+// ended.
+var errStalled = errors.New("no output")
+
+// outputClock is when a command last wrote its output (stdout or
+// stderr): every write counts, a line of JSON events as much as a
+// progress dot. It is safe for concurrent use.
+type outputClock struct {
+	w    io.Writer
+	mu   sync.Mutex
+	last time.Time
+}
+
+func (c *outputClock) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	c.last = time.Now()
+	c.mu.Unlock()
+	return c.w.Write(p)
+}
+
+// quiet returns how long the command has written nothing, at now.
+func (c *outputClock) quiet(now time.Time) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return now.Sub(c.last)
+}
+
+// watchStall ends the run (cancel, with errStalled) once out has been
+// quiet for stall, and returns when done closes.
+func watchStall(out *outputClock, stall time.Duration, done <-chan struct{}, cancel context.CancelCauseFunc) {
+	t := time.NewTimer(stall)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-t.C:
+			quiet := out.quiet(now)
+			if quiet >= stall {
+				cancel(errStalled)
+				return
+			}
+			t.Reset(stall - quiet)
+		}
+	}
 }
 
 // runCommand runs argv in dir with stdin and the environment env, and a
@@ -83,9 +141,11 @@ func (a *commandAgent) run(ctx context.Context, _ int, out io.Writer) (result, e
 // a command that cannot start are errors; a failing or timed-out command
 // is a result. When the command has ended, whatever it started that is
 // still running is killed (stopLeftovers).
-func runCommand(ctx context.Context, argv []string, dir string, stdin []byte, env []string, timeout time.Duration, out io.Writer) (result, error) {
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
+func runCommand(ctx context.Context, argv []string, dir string, stdin []byte, env []string, lim limits, out io.Writer) (result, error) {
+	timeoutCtx, cancel := context.WithTimeout(ctx, lim.timeout)
 	defer cancel()
+	runCtx, cancelStalled := context.WithCancelCause(timeoutCtx)
+	defer cancelStalled(nil)
 	// The output pipe is looprun's own, not exec.Cmd's: Wait returns when
 	// the command exits, and the processes it left running, which may
 	// hold the pipe open, are killed before the rest of the output is
@@ -112,12 +172,26 @@ func runCommand(ctx context.Context, argv []string, dir string, stdin []byte, en
 		}
 		return result{exitCode: -1}, fmt.Errorf("run %s: %w", argv[0], err) // not found, not executable
 	}
+	exited := make(chan struct{})
+	watched := make(chan struct{})
+	if lim.stall > 0 {
+		clock := &outputClock{w: out, last: time.Now()}
+		out = clock
+		go func() {
+			defer close(watched)
+			watchStall(clock, lim.stall, exited, cancelStalled)
+		}()
+	} else {
+		close(watched)
+	}
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
 		_, _ = io.Copy(out, pr) // ends at the end of the output, or at the deadline below
 	}()
 	err = cmd.Wait()
+	close(exited) // what it printed after this is no stall's business
+	<-watched
 	stopLeftovers(cmd) // nothing it started may run on
 	if pr.SetReadDeadline(time.Now().Add(outputDelay)) != nil {
 		// A pipe without deadlines: close it instead, as exec.Cmd does.
@@ -129,6 +203,10 @@ func runCommand(ctx context.Context, argv []string, dir string, stdin []byte, en
 	res := result{exitCode: cmd.ProcessState.ExitCode()}
 	if ctx.Err() != nil {
 		return res, ctx.Err()
+	}
+	if errors.Is(context.Cause(runCtx), errStalled) {
+		res.stalled = lim.stall
+		return res, nil
 	}
 	if errors.Is(runCtx.Err(), context.DeadlineExceeded) {
 		res.timedOut = true

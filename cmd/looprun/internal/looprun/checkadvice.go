@@ -1,7 +1,9 @@
 package looprun
 
 import (
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/agent"
 )
@@ -17,6 +19,19 @@ func checkAdvice(argv []string, check string) string {
 	}
 	return ag.Name + " can exit 0 with its work failing, and only the errors looprun reads of its output tell: " +
 		"give -check a command that fails when the work does (-check 'go test ./...')"
+}
+
+// stallAdvice is the warning the banner gives when -stall is set and the
+// command runs an agent that prints nothing until its run ends (Claude
+// Code's -p with the json format): every run longer than -stall would
+// be ended. "" otherwise.
+func stallAdvice(argv []string, stall time.Duration) string {
+	ag, at := agent.Find(argv)
+	if stall <= 0 || ag == nil || ag.Silent == nil || !ag.Silent(argv, at) {
+		return ""
+	}
+	return fmt.Sprintf("%s prints nothing until its run ends with this output format, so -stall %s ends every run that takes longer: "+
+		"use --output-format stream-json (Claude Code: with --verbose), whose events are output", ag.Name, stall)
 }
 
 // agentOutput names, for the banner, the agent's own output that looprun

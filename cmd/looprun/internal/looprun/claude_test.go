@@ -138,7 +138,7 @@ func FuzzClaudeOutput(f *testing.F) {
 }
 
 // The error of a run, by what ended it and what its output told: a
-// timeout, a signal or timeout(1)'s exit by their names; a clean exit
+// timeout, a stall, a signal or timeout(1)'s exit by their names; a clean exit
 // that the agent does not call a failure is none; else the agent's own
 // error, the one ExtractError finds in the output, the agent's word for
 // it, or the exit status, in that order.
@@ -152,6 +152,7 @@ func TestTheErrorOfARun(t *testing.T) {
 	}{
 		{"a clean exit", result{}, outputSeen{sample: "Error: this is printed, not failed on"}, ""},
 		{"a timeout", result{timedOut: true, exitCode: -1}, outputSeen{}, "timed out after 1m0s"},
+		{"a stall", result{stalled: 10 * time.Minute, exitCode: -1}, outputSeen{run: claude, sample: "Error: before it went quiet"}, "no output for 10m0s"},
 		{"a signal", result{signal: "signal 9 (SIGKILL)", exitCode: -1}, outputSeen{}, "killed by signal 9 (SIGKILL)"},
 		{"timeout(1)", result{exitCode: 124}, outputSeen{}, "timed out (exit 124)"},
 		{"an exit status", result{exitCode: 2}, outputSeen{sample: "nothing to see"}, "exit status 2"},

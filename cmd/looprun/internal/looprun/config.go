@@ -32,7 +32,7 @@ const (
 // -json, -protect) say where and how this one run goes, and only the
 // command line gives them.
 var settable = []string{
-	"timeout", "max-iterations", "prompt", "plan", "done-marker", "wait", "interactive",
+	"timeout", "stall", "max-iterations", "prompt", "plan", "done-marker", "wait", "interactive",
 	"max-cost", "max-tokens", "max-cost-per-minute", "max-window-share", "window-share-stop", "limit-wait", "check", "commit", "quiet", "max-opens", "auto-reset",
 	"serve", "notify", "on-event",
 }

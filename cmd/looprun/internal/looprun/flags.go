@@ -25,6 +25,7 @@ type options struct {
 	plan          string
 	doneMarker    string
 	timeout       time.Duration
+	stall         time.Duration // a run that prints nothing this long is ended (0: never)
 	maxIterations int
 	reset         bool
 	wait          bool
@@ -65,6 +66,7 @@ func parseFlags(args []string, environ []string, opts Options) (*options, error)
 	thresholds := thresholdflags.Register(fs)
 	fs.IntVar(&o.maxIterations, "max-iterations", 0, "stop after this many iterations (simulated agent: 20)")
 	fs.Var(minutesFlag{&o.timeout}, "timeout", "time limit of an iteration and -check (a `duration`; N: minutes)")
+	fs.Var(minutesFlag{&o.stall}, "stall", "end a run that prints nothing for this long, a failure (a `duration`; N: minutes) [off]")
 	fs.StringVar(&o.dir, "dir", ".", "the command's working `dir`ectory")
 	fs.StringVar(&o.name, "name", "", "the loop's `name`, naming its state file and logs [loop]")
 	fs.StringVar(&o.prompt, "prompt", "PROMPT.md", "`file` in -dir fed to the command on stdin")
@@ -142,6 +144,9 @@ func parseFlags(args []string, environ []string, opts Options) (*options, error)
 	}
 	if o.timeout <= 0 {
 		return nil, fmt.Errorf("-timeout must be positive, not %s", o.timeout)
+	}
+	if o.stall < 0 {
+		return nil, fmt.Errorf("-stall must not be negative, not %s", o.stall)
 	}
 	if o.maxIterations < 0 {
 		return nil, fmt.Errorf("-max-iterations must not be negative")

@@ -30,7 +30,7 @@ var helpSections = []struct {
 		"preset", "failures", "same-errors", "same-errors-in-a-row", "no-progress", "output-decline",
 		"permission-denials", "done-signals", "false-claims", "cooldown", "calls-per-hour",
 	}},
-	{"Each iteration", []string{"check", "commit", "plan", "prompt", "done-marker", "timeout"}},
+	{"Each iteration", []string{"check", "commit", "plan", "prompt", "done-marker", "timeout", "stall"}},
 	{"When to stop", []string{"max-iterations", "max-opens", "wait", "interactive", "max-cost", "max-tokens", "max-cost-per-minute",
 		"max-window-share", "window-share-stop", "limit-wait"}},
 	{"Where and how", []string{"dir", "name", "reset", "auto-reset", "protect", "quiet", "json"}},

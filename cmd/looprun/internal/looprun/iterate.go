@@ -57,12 +57,18 @@ func (r *runner) banner() {
 	if advice := checkAdvice(r.o.argv, r.o.check); advice != "" {
 		fmt.Fprintln(r.out, "warning:", advice)
 	}
+	if advice := stallAdvice(r.o.argv, r.o.stall); advice != "" {
+		fmt.Fprintln(r.out, "warning:", advice)
+	}
 
 	preset := r.o.thresholds.Preset()
 	if from := r.o.thresholds.Origin("preset"); from != "" && from != "flag" {
 		preset += " from " + from
 	}
 	limits := []string{"timeout " + r.o.timeout.String()}
+	if r.o.stall > 0 {
+		limits = append(limits, "stall "+r.o.stall.String())
+	}
 	if r.o.maxIterations > 0 {
 		limits = append(limits, fmt.Sprintf("max-iterations %d", r.o.maxIterations))
 	}
@@ -150,6 +156,12 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 		if why := hooks.EndedReason(run.Session); why != "" {
 			run.HookReason, run.Err = why, why
 		}
+	}
+	if run := &out.run; run.Failed && run.APIError == "" {
+		// The API error the run ended on, as the hooks' log has it
+		// (StopFailure), when the output does not name it (Claude Code's
+		// json format).
+		run.APIError = hooks.APIError(run.Session)
 	}
 	r.reportWindows(out)
 	run := out.run
@@ -434,7 +446,7 @@ func (r *runner) runCheck(ctx context.Context, iteration int, log *os.File, test
 		argv = []string{"cmd", "/C", r.o.check}
 	}
 	ticker := r.live.startStatus(r.statusText(iteration, "check running"))
-	res, err := runCommand(ctx, argv, r.o.dir, nil, os.Environ(), r.o.timeout, io.MultiWriter(r.shown(c), tests))
+	res, err := runCommand(ctx, argv, r.o.dir, nil, os.Environ(), limits{timeout: r.o.timeout}, io.MultiWriter(r.shown(c), tests))
 	ticker.stop()
 	c.finish(res.exitCode)
 	if log != nil {

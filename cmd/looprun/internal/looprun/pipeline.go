@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/loopbreaker/loopbreaker"
@@ -115,13 +116,27 @@ type verdict struct {
 // provider limit it failed on is a *loopbreaker.LimitError (limited).
 func commandError(o *observed) (err error, limited bool) {
 	err = runError(o.res, o.out, o.timeout)
-	if err == nil || o.res.timedOut || o.out.run.HookEnded {
+	if err == nil || o.res.timedOut || o.res.stalled > 0 || o.out.run.HookEnded {
 		return err, false
 	}
 	// A failed run may have failed on a provider limit: it is no
 	// failure, and no iteration, and the same iteration runs again once
 	// the limit lifts.
-	if l, ok := loopbreaker.ProviderLimitInText(o.out.limitText, o.now); ok {
+	l, ok := loopbreaker.ProviderLimitInText(o.out.limitText, o.now)
+	if kind, named := agent.APIErrorLimit(o.out.run.APIError); named {
+		// The agent named the API error it gave up on (Claude Code's
+		// stream, or its StopFailure hook): a stop is one whatever the
+		// text says; a throttle, unless the text tells more (a reset to
+		// wait for, or a stop: a stop from either side wins).
+		if !ok || kind == loopbreaker.LimitStop {
+			why := firstLine(strings.TrimSpace(o.out.run.Words))
+			if why == "" {
+				why = err.Error()
+			}
+			l, ok = loopbreaker.Limit{Kind: kind, Why: why + " (" + o.out.run.APIError + ")"}, true
+		}
+	}
+	if ok {
 		return &loopbreaker.LimitError{Limit: l, Err: err}, true
 	}
 	return err, false
@@ -201,7 +216,8 @@ func judge(o *observed) verdict {
 
 // runError is the error of the command's run: nil for a clean exit that
 // the agent's output, if any, does not call a failure. A run looprun's
-// -timeout stopped, one that exited 124 (the status timeout(1) gives) and
+// -timeout stopped, one -stall ended ("no output for 10m0s"), one that
+// exited 124 (the status timeout(1) gives) and
 // one a signal ended are named so ("timed out after 15m0s", "timed out
 // (exit 124)", "killed by signal 9 (SIGKILL)"): each is a failure, whose
 // name is its fingerprint. Otherwise it is the error the agent's output
@@ -212,6 +228,8 @@ func judge(o *observed) verdict {
 // the exit status.
 func runError(res result, out outputSeen, timeout time.Duration) error {
 	switch {
+	case res.stalled > 0:
+		return fmt.Errorf("no output for %s", res.stalled)
 	case res.timedOut:
 		return fmt.Errorf("timed out after %s", timeout)
 	case res.signal != "":

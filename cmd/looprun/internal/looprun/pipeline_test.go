@@ -48,6 +48,33 @@ func TestJudgeBuildsTheIterationOfWhatWasObserved(t *testing.T) {
 			require.ErrorAs(t, v.it.Err, &le)
 			assert.Equal(t, 17, le.Limit.Reset.In(time.FixedZone("EET", 2*3600)).Hour())
 		}},
+		{"an API error the agent names a stop, whatever its text", observed{command: true, now: now, res: result{exitCode: 1},
+			out: outputSeen{run: agent.Run{Seen: true, Failed: true, APIError: "authentication_failed", Words: "Invalid API key · Fix external API key"},
+				sample: "Invalid API key · Fix external API key"}}, func(t *testing.T, v verdict) {
+			assert.True(t, v.limited)
+			var le *loopbreaker.LimitError
+			require.ErrorAs(t, v.it.Err, &le)
+			assert.Equal(t, loopbreaker.LimitStop, le.Limit.Kind)
+			assert.Equal(t, "Invalid API key · Fix external API key (authentication_failed)", le.Limit.Why)
+		}},
+		{"a rate limit the agent names, whose text tells its reset", observed{command: true, now: now, res: result{exitCode: 1},
+			out: outputSeen{run: agent.Run{Seen: true, Failed: true, APIError: "rate_limit"}, sample: limit, limitText: limit}}, func(t *testing.T, v verdict) {
+			var le *loopbreaker.LimitError
+			require.ErrorAs(t, v.it.Err, &le)
+			assert.Equal(t, loopbreaker.LimitWait, le.Limit.Kind)
+			assert.Equal(t, 17, le.Limit.Reset.In(time.FixedZone("EET", 2*3600)).Hour(), "the text's reset is kept")
+		}},
+		{"a rate limit the agent names, and no text of it", observed{command: true, now: now, res: result{exitCode: 1},
+			out: outputSeen{run: agent.Run{Seen: true, Failed: true, APIError: "rate_limit", Words: "API Error: something"}, sample: "API Error: something"}}, func(t *testing.T, v verdict) {
+			var le *loopbreaker.LimitError
+			require.ErrorAs(t, v.it.Err, &le)
+			assert.Equal(t, loopbreaker.LimitThrottle, le.Limit.Kind)
+		}},
+		{"an API error that is no limit is a failure", observed{command: true, now: now, res: result{exitCode: 1},
+			out: outputSeen{run: agent.Run{Seen: true, Failed: true, APIError: "invalid_request", Err: "API Error: 400 bad request"}, sample: "API Error: 400 bad request"}}, func(t *testing.T, v verdict) {
+			assert.False(t, v.limited)
+			assert.EqualError(t, v.it.Err, "API Error: 400 bad request")
+		}},
 		{"a limit quoted by a session a hook ended", observed{command: true, now: now,
 			out: outputSeen{run: agent.Run{Seen: true, Failed: true, HookEnded: true, Err: "looprun ended the run"}, limitText: limit}}, func(t *testing.T, v verdict) {
 			assert.False(t, v.limited)

@@ -94,7 +94,7 @@ func newRunner(o *options, opts Options, guard *protect.Guard, clk clock, stdin 
 	if len(o.argv) == 0 {
 		r.agent = simulatedAgent{}
 	} else {
-		r.agent = &commandAgent{argv: o.argv, dir: o.dir, prompt: filepath.Join(o.dir, o.prompt), timeout: o.timeout}
+		r.agent = &commandAgent{argv: o.argv, dir: o.dir, prompt: filepath.Join(o.dir, o.prompt), timeout: o.timeout, stall: o.stall}
 		_, r.inGit = gitTree(o.dir)
 	}
 	// The state is looprun's, not the project's: an agent that runs git

@@ -1,0 +1,50 @@
+package looprun
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/loopbreaker/loopbreaker/internal/fakemodel"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A key the API does not take: Claude Code gives up with "Invalid API key
+// · Fix external API key" (at once when the answer says x-should-retry:
+// false; it retries a bare 401 for three minutes), words no
+// provider-limit text matches,
+// and names the error's class, authentication_failed, in its stream and
+// to its StopFailure hook. looprun stops at once for a person (exit 8),
+// counting no failure, where the words alone would have had it try the
+// same session three times: from the stream, and in the json format
+// (which names no class) from the hook's log.
+func TestClaudeCodeAuthenticationFailureStopsForAPerson(t *testing.T) {
+	refused := fakemodel.Always(fakemodel.Error(http.StatusUnauthorized, "authentication_error", "invalid x-api-key").WithHeader("x-should-retry", "false"))
+	for _, tc := range []struct {
+		name  string
+		hooks bool
+		args  []string
+	}{
+		{"stream-json", false, claudeFlags},
+		{"json, with the hooks", true, []string{"--output-format", "json", "--allowedTools", "Bash", "--permission-mode", "acceptEdits"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newClaudeProject(t, refused, map[string]string{})
+			if tc.hooks {
+				installHooks(t, p.repo)
+			}
+			out, code := p.looprun(t, nil, append([]string{"-p", "fix the tests"}, tc.args...)...)
+			require.Equal(t, exitProvider, code, out)
+			assert.Contains(t, out, "Invalid API key · Fix external API key (authentication_failed)")
+			assert.Contains(t, out, "failures: 0")
+			assert.Len(t, p.sessions(), 1, "one session")
+			if tc.hooks {
+				log, err := os.ReadFile(filepath.Join(p.dir, ".loopbreaker", "hooks", "events.log"))
+				require.NoError(t, err)
+				assert.Contains(t, string(log), "StopFailure: api error authentication_failed (no waiting ends it: a person acts): Invalid API key")
+			}
+		})
+	}
+}
