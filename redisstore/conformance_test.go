@@ -352,17 +352,24 @@ func (p *conformancePair) window(m move) loopbreaker.Window {
 	return w
 }
 
-// pass lets d pass: the breaker's clock moves by it, and on Redis (whose
-// clock is the machine's, which the test cannot move) every time of the
-// fleet's that counts from the past moves back by it: the circuit's
-// opening, the calls and spend of the rolling windows, and how far spend
-// has left the burn window. (The probe's lease, a provider limit's reset
-// and the windows' resets stay: no sequence lets them pass.)
+// pass lets d pass: the breaker's clock moves by it, and the fleet's
+// times (letPass).
 func (p *conformancePair) pass(t *testing.T, d time.Duration) {
 	t.Helper()
 	p.clock.Advance(d)
 	p.passed += d
-	err := p.client.Eval(context.Background(), `
+	letPass(t, p.client, p.w, d)
+}
+
+// letPass lets d pass for the fleet of w on Redis, whose clock is the
+// machine's, which a test cannot move: every time of the fleet's that
+// counts from the past moves back by d: the circuit's opening, the calls
+// and spend of the rolling windows, and how far spend has left the burn
+// window. (The probe's lease, a provider limit's reset and the windows'
+// reports stay: no test lets them pass this way.)
+func letPass(t *testing.T, client redis.Scripter, w *Worker, d time.Duration) {
+	t.Helper()
+	err := client.Eval(context.Background(), `
 		local d = tonumber(ARGV[1])
 		for _, f in ipairs({ 'opened', 'bcut' }) do
 			local v = tonumber(redis.call('HGET', KEYS[1], f) or '')
@@ -372,7 +379,7 @@ func (p *conformancePair) pass(t *testing.T, d time.Duration) {
 			local es = redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')
 			for i = 1, #es, 2 do redis.call('ZADD', k, tonumber(es[i + 1]) - d, es[i]) end
 		end
-		return 0`, []string{p.w.keys[0], p.w.keys[2], p.w.keys[4]}, d.Milliseconds()).Err()
+		return 0`, []string{w.keys[0], w.keys[2], w.keys[4]}, d.Milliseconds()).Err()
 	require.NoError(t, err)
 }
 

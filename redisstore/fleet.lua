@@ -31,7 +31,7 @@
 -- sout and scost over the fleet's life, and hin, hout and hcost in the
 -- rolling hour, and bin, bout and bcost in the burn window: bw is the
 -- window (ms) those are the sums of, bcut the time up to which spend has
--- left them. The provider's usage windows are fields of the state too:
+-- left them, bseq the last entry (sseq) they hold. The provider's usage windows are fields of the state too:
 -- '~<length in ns>:<source>' holds the latest report of that window,
 -- '<seq>:<share used>:<reset in ms, 0 when not known>:<until in ms>', wseq
 -- numbers them, and wstop is the stop (a reason, JSON) that a report at
@@ -238,26 +238,27 @@ local function addSpend(i, o, c)
 	end
 	if burning then
 		set('bin', math.min(num('bin') + i, MAXN)); set('bout', math.min(num('bout') + o, MAXN))
-		set('bcost', num('bcost') + c)
+		set('bcost', num('bcost') + c); set('bseq', seq)
 	end
 end
 
 -- The burn rate: the spend of the last bw ms, a minute at a time.
 
 -- pruneBurn takes out of the burn window's sums the spend that left it.
--- Sums of another window (a worker of other settings), or none (a fleet's
--- state from before the burn rate), are added up afresh from the entries
--- kept.
+-- Sums of another window (a worker of other settings), sums that miss
+-- entries (added by a worker without a burn-rate cap, or from before it:
+-- bseq is the last entry they hold), or none (a fleet's state from before
+-- the burn rate) are added up afresh from the entries kept.
 local function pruneBurn()
 	local cutoff = now - bw
-	if str('bw') ~= fmt(bw) then
+	if str('bw') ~= fmt(bw) or num('bseq') ~= num('sseq') then
 		local bi, bo, bc = 0, 0, 0
 		for _, m in ipairs(redis.call('ZRANGEBYSCORE', SP, '(' .. fmt(cutoff), '+inf')) do
 			local i, o, c = spendOf(m)
 			bi, bo, bc = bi + i, bo + o, bc + c
 		end
 		set('bin', math.min(bi, MAXN)); set('bout', math.min(bo, MAXN)); set('bcost', bc)
-		set('bcut', cutoff); set('bw', bw)
+		set('bcut', cutoff); set('bw', bw); set('bseq', num('sseq'))
 		return
 	end
 	local last = num('bcut')
@@ -320,12 +321,17 @@ end
 
 -- The provider's usage windows.
 
--- reports returns the reports kept, oldest first. A field that is no
--- report (a key edited by hand) is an error, never a share of zero.
+-- reports returns the reports kept, oldest first (read once a call, again
+-- after a change: see windowsChanged). A field that is no report (a key
+-- edited by hand) is an error, never a share of zero.
+local reportsRead
+local function windowsChanged() reportsRead = nil end
+local TILDE = string.byte('~')
 local function reports()
+	if reportsRead then return reportsRead end
 	local rs = {}
 	for k, v in pairs(h) do
-		if string.sub(k, 1, 1) == '~' then
+		if string.byte(k, 1) == TILDE then
 			local len, src = string.match(k, '^~(%d+):(.*)$')
 			local seq, used, reset, untilMs = string.match(v, '^(%d+):([^:]+):(%d+):(%d+)$')
 			used = tonumber(used)
@@ -337,19 +343,21 @@ local function reports()
 		end
 	end
 	table.sort(rs, function(a, b) return a.seq < b.seq end)
+	reportsRead = rs
 	return rs
 end
 
 -- pruneWindows forgets the reports that are over.
 local function pruneWindows()
 	for _, r in ipairs(reports()) do
-		if now >= r.untilMs then unset(r.key) end
+		if now >= r.untilMs then unset(r.key); windowsChanged() end
 	end
 end
 
 -- clearWindows forgets every report, and the stop of the share.
 local function clearWindows()
 	for _, r in ipairs(reports()) do unset(r.key) end
+	windowsChanged()
 	set('wstop', '')
 end
 
@@ -364,6 +372,7 @@ local function windowSeen(len, src, used, reset, wait, stop)
 	if used == nil or not (used >= 0) or string.match(len or '', '^%d+$') == nil then return end
 	used = math.min(used, 100)
 	local key = '~' .. len .. ':' .. (src or '')
+	windowsChanged()
 	if h[key] then unset(key) end
 	reset = tonumber(reset) or 0
 	local untilMs
@@ -379,6 +388,7 @@ local function windowSeen(len, src, used, reset, wait, stop)
 	untilMs = math.min(untilMs, now + MAXWAIT)
 	local rs = reports()
 	if #rs >= MAXWINDOWS then unset(rs[1].key) end
+	windowsChanged()
 	local seq = num('wseq') + 1
 	set('wseq', seq)
 	set(key, seq .. ':' .. fmt(used) .. ':' .. fmt(reset) .. ':' .. fmt(untilMs))
@@ -512,11 +522,7 @@ local allow, probe, token, why = 0, 0, '', ''
 
 advance()
 if maxCalls > 0 then prune() end
-if burning then
-	pruneBurn()
-elseif str('bw') ~= '' then
-	set('bw', '') -- no longer kept up: added up afresh when a burn-rate cap is back
-end
+if burning then pruneBurn() end
 if hourly then
 	pruneSpend()
 elseif burning then
@@ -737,11 +743,12 @@ elseif op == 'reset' then
 		gen = num('gen') + 1, used = num('used'), cseq = num('cseq'), pseq = num('pseq'),
 		sin = num('sin'), sout = num('sout'), scost = num('scost'),
 		hin = num('hin'), hout = num('hout'), hcost = num('hcost'), sseq = num('sseq'),
-		bin = num('bin'), bout = num('bout'), bcost = num('bcost'), bcut = num('bcut'),
+		bin = num('bin'), bout = num('bout'), bcost = num('bcost'), bcut = num('bcut'), bseq = num('bseq'),
 	}
 	local window = str('bw')
 	redis.call('DEL', S, E)
 	h, dirty, gone = {}, {}, {}
+	windowsChanged()
 	for k, v in pairs(keep) do set(k, v) end
 	set('bw', window)
 end
