@@ -101,7 +101,7 @@ func (f *fleetFlags) newWorker(setup looprun.Setup) (looprun.Breaker, string, er
 		return nil, "", err // the breaker's config, which looprun checked already
 	}
 	about := fmt.Sprintf("fleet %q on %s, as worker %s", f.fleet, describe(opts), w.ID())
-	return &fleetWorker{Worker: w, client: client, timeout: f.timeout}, about, nil
+	return &fleetWorker{Worker: w, client: client, timeout: f.timeout, fleet: f.fleet, redis: describe(opts)}, about, nil
 }
 
 // describe names the Redis of opts without its user or password.
@@ -121,7 +121,15 @@ type fleetWorker struct {
 	*redisstore.Worker
 	client  *redis.Client
 	timeout time.Duration
+	fleet   string // its name
+	redis   string // its Redis, without user or password
 }
+
+// Fleet returns the fleet's name, for the journal and the report.
+func (w *fleetWorker) Fleet() string { return w.fleet }
+
+// Redis returns where the fleet lives, without user or password.
+func (w *fleetWorker) Redis() string { return w.redis }
 
 // ResetShared resets the fleet's breaker, when Redis answers.
 func (w *fleetWorker) ResetShared() error {
@@ -137,7 +145,10 @@ func (w *fleetWorker) ResetShared() error {
 // Close closes the connections to Redis.
 func (w *fleetWorker) Close() error { return w.client.Close() }
 
-var _ looprun.SharedBreaker = (*fleetWorker)(nil)
+var (
+	_ looprun.SharedBreaker = (*fleetWorker)(nil)
+	_ looprun.FleetMember   = (*fleetWorker)(nil)
+)
 
 func plural(n int, one, many string) string {
 	if n == 1 {

@@ -43,6 +43,24 @@
 // agent is told the same, and the tasks a person skipped: in place of
 // {looprun_notes} in the prompt file, and in the file LOOPRUN_NOTES names.
 //
+// # Watching a loop
+//
+// looprun keeps a journal of the loop, .loopbreaker/<loop>.journal.jsonl:
+// each iteration, each change of the circuit, each limit and warning.
+// `looprun report` draws it, with the state and the logs, as one HTML
+// page that opens in a browser and fetches nothing (the timeline of the
+// iterations and of the circuit, the errors by fingerprint, the spend
+// against its caps, the provider limits waited, the tasks, what the loop
+// was stuck on, each iteration's log; with -redis, the fleet's shared
+// circuit). -serve ADDR serves that page live, each log, and /metrics in
+// Prometheus' text format, on 127.0.0.1 unless ADDR names a host.
+// -notify URL posts each event a person wants (circuit_opened, gave_up,
+// circuit_closed, provider_limit, spend_warning, spend_cap,
+// protected_files, session_ended, loop_ended) as JSON whose text field
+// Slack-compatible webhooks show, and -on-event COMMAND runs a command
+// with it on its stdin; a slow or dead receiver never holds the loop, and
+// one that fails is said once. The hooks inside a session send the same.
+//
 // `looprun hook EVENT` answers one of Claude Code's or Codex's hook
 // events, the breaker inside the agent's session per tool call, and
 // `looprun hooks install` adds those hooks to the agent's settings; see
@@ -238,6 +256,10 @@ func main() {
 	// agent's session (docs/agent-hooks.md).
 	if code, ok := hook.Run(hook.OS(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr); ok {
 		os.Exit(code)
+	}
+	// looprun report: the page of a loop, to open in a browser.
+	if len(os.Args) > 1 && os.Args[1] == "report" {
+		os.Exit(looprun.Report(fleetOptions(), os.Args[2:], os.Stdout, os.Stderr))
 	}
 	os.Exit(looprun.Main(withVersionFlag(fleetOptions())))
 }

@@ -103,6 +103,7 @@ func runHook(sys System, args []string, stdin io.Reader, stdout, stderr io.Write
 		return fail(set, &ev, err, stdout, stderr)
 	}
 	h := newHandler(ag, set, projectDir(sys, &ev), sys.Now)
+	h.getenv = sys.Getenv
 	a, err := handleSafely(h, &ev)
 	if err != nil {
 		return fail(set, &ev, err, stdout, stderr)

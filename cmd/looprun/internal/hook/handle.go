@@ -13,6 +13,7 @@ import (
 
 	"github.com/loopbreaker/loopbreaker"
 	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/agent"
+	"github.com/loopbreaker/loopbreaker/cmd/looprun/internal/journal"
 )
 
 // ErrUnknownEvent is an event looprun does not answer.
@@ -26,6 +27,10 @@ type handler struct {
 	store   *store
 	log     *eventLog
 	now     func() time.Time
+	// getenv reads the environment, for where the events go (events.go);
+	// nil tells nobody.
+	getenv func(string) string
+	notice string // a failure telling them, for the person
 }
 
 // newHandler returns the handler of the project at dir.
@@ -87,6 +92,9 @@ func (h *handler) handle(ev *Event) (Answer, error) {
 		if err := h.store.save(ev.SessionID, s.st); err != nil {
 			return a, err
 		}
+	}
+	if h.notice != "" && a.Notice == "" {
+		a.Notice = h.notice
 	}
 	return a, nil
 }
@@ -171,6 +179,7 @@ func (s *session) beforeTool() (Answer, bool, error) {
 			d := s.steps.Check()
 			s.st.Refused = 0
 			s.h.log.note(s.ev, "tripped: %s", d.Reason)
+			s.h.tell(s.ev, journal.CircuitOpened, d.Reason)
 			return Answer{Deny: tripWords(d.Reason, d.RetryAfter)}, true, nil
 		}
 	}
@@ -178,11 +187,13 @@ func (s *session) beforeTool() (Answer, bool, error) {
 	if !d.Allow {
 		if !d.WaitHelps() {
 			s.h.log.note(s.ev, endedNote, d.Reason)
+			s.h.tell(s.ev, journal.SessionEnded, d.Reason)
 			return Answer{Deny: refusedWords(d, false), End: endWords(d.Reason, false)}, changed, nil
 		}
 		s.st.Refused++
 		if s.st.Refused > s.h.set.refusals {
 			s.h.log.note(s.ev, endedRefusedNote, s.st.Refused-1, d.Reason)
+			s.h.tell(s.ev, journal.SessionEnded, d.Reason)
 			return Answer{Deny: refusedWords(d, false), End: endWords(d.Reason, true)}, true, nil
 		}
 		s.h.log.note(s.ev, "refused %s: %s", s.ev.Tool, d.Reason)
@@ -196,6 +207,7 @@ func (s *session) beforeTool() (Answer, bool, error) {
 	if pd := s.steps.CheckAction(loopbreaker.Action{Tool: s.ev.Tool, Args: s.h.stepArgs(s.ev.Tool, s.ev.Input)}); !pd.Allow {
 		s.keep()
 		s.h.log.note(s.ev, "tripped: %s", pd.Reason)
+		s.h.tell(s.ev, journal.CircuitOpened, pd.Reason)
 		return Answer{Deny: tripWords(pd.Reason, pd.RetryAfter)}, true, nil
 	}
 	err := s.h.set.checkProtected(s.h.project, s.ev.Cwd, s.ev.Tool, s.ev.Input)
@@ -270,6 +282,7 @@ func (s *session) afterTool() (Answer, error) {
 	switch {
 	case !d.Allow && !d.WaitHelps():
 		s.h.log.note(s.ev, endedNote, d.Reason)
+		s.h.tell(s.ev, journal.SessionEnded, d.Reason)
 		a := Answer{End: endWords(d.Reason, false)}
 		if d.State == loopbreaker.Open && !wasOpen {
 			a.Block = tripWords(d.Reason, 0)
@@ -278,6 +291,7 @@ func (s *session) afterTool() (Answer, error) {
 	case !d.Allow && d.State == loopbreaker.Open && !wasOpen:
 		s.st.Refused = 0
 		s.h.log.note(s.ev, "tripped: %s", d.Reason)
+		s.h.tell(s.ev, journal.CircuitOpened, d.Reason)
 		return Answer{Block: tripWords(d.Reason, d.RetryAfter)}, nil
 	case !d.Allow:
 		return Answer{}, nil // refused before this call: the model was told

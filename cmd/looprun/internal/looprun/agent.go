@@ -51,6 +51,9 @@ type commandAgent struct {
 	// notesPlaceholder in the prompt, and in notesFile, whose path is in
 	// the environment (notesEnv); "" for none.
 	notes, notesFile string
+	// events is the file looprun's hooks in the agent's session append
+	// their events to, in the environment (eventsEnv); "" for none.
+	events string
 }
 
 func (a *commandAgent) name() string { return strings.Join(a.argv, " ") }
@@ -71,7 +74,7 @@ func (a *commandAgent) run(ctx context.Context, _ int, out io.Writer) (result, e
 		return result{}, fmt.Errorf("read the prompt: %w", err)
 	}
 	prompt = bytes.ReplaceAll(prompt, []byte(notesPlaceholder), []byte(a.notes))
-	env := append(os.Environ(), sessionEnv+"="+a.session, notesEnv+"="+a.notesFile)
+	env := append(os.Environ(), sessionEnv+"="+a.session, notesEnv+"="+a.notesFile, eventsEnv+"="+a.events)
 	return runCommand(ctx, withSession(a.argv, a.session), a.dir, prompt, env, a.timeout, out)
 }
 

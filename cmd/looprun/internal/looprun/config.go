@@ -34,6 +34,7 @@ const (
 var settable = []string{
 	"timeout", "max-iterations", "prompt", "plan", "done-marker", "wait", "interactive",
 	"max-cost", "max-tokens", "max-cost-per-minute", "max-window-share", "window-share-stop", "limit-wait", "check", "commit", "quiet", "max-opens", "auto-reset",
+	"serve", "notify", "on-event",
 }
 
 // ralphSettings are ralph-claude-code's settings looprun honours, in its

@@ -36,13 +36,16 @@ type options struct {
 	windowShare   int     // -max-window-share: percent of the provider's usage window
 	windowStop    bool    // -window-share-stop: stop at it, instead of waiting for the reset
 	limitWait     time.Duration
-	check         string // run after each iteration the command passed; "" for none
-	commit        bool   // commit the changes of each successful iteration
-	quiet         bool   // do not show the command's output
-	json          bool   // the result as JSON on stdout, the rest on stderr
-	maxOpens      int    // the breaker gives up once the circuit has opened this often in a row (0: never)
-	autoReset     bool   // close, at start, a circuit a cooldown would end
-	markerGiven   bool   // -done-marker was set, by a flag or a setting
+	check         string   // run after each iteration the command passed; "" for none
+	commit        bool     // commit the changes of each successful iteration
+	quiet         bool     // do not show the command's output
+	json          bool     // the result as JSON on stdout, the rest on stderr
+	maxOpens      int      // the breaker gives up once the circuit has opened this often in a row (0: never)
+	autoReset     bool     // close, at start, a circuit a cooldown would end
+	markerGiven   bool     // -done-marker was set, by a flag or a setting
+	serve         string   // -serve: the live page's and /metrics' address; "" for none
+	notify        []string // -notify: webhooks the events are posted to
+	onEvent       string   // -on-event: a command run for each event
 
 	thresholds *thresholdflags.Set
 	notes      []string // about the settings read, for stderr
@@ -90,6 +93,12 @@ func parseFlags(args []string, environ []string, opts Options) (*options, error)
 	fs.BoolVar(&o.json, "json", false, "the result as JSON on stdout; everything else on stderr")
 	fs.IntVar(&o.maxOpens, "max-opens", loopbreaker.DefaultConfig().MaxConsecutiveOpens, "openings in a row before giving up (0: never)")
 	fs.BoolVar(&o.autoReset, "auto-reset", false, "at start, close a circuit a cooldown would end")
+	fs.StringVar(&o.serve, "serve", "", "serve the live page and /metrics at `addr` (a port: on 127.0.0.1)")
+	fs.Func("notify", "POST each event as JSON to `url` (Slack-compatible; repeatable)", func(u string) error {
+		o.notify = append(o.notify, u)
+		return nil
+	})
+	fs.StringVar(&o.onEvent, "on-event", "", "run `command` for each event, the event on its stdin")
 	thresholds.RegisterAliases()
 	thresholds.Alias("validate", "check", "ralph-starter")
 	thresholds.Alias("auto-reset-circuit", "auto-reset", "ralph-claude-code")

@@ -34,6 +34,7 @@ var helpSections = []struct {
 	{"When to stop", []string{"max-iterations", "max-opens", "wait", "interactive", "max-cost", "max-tokens", "max-cost-per-minute",
 		"max-window-share", "window-share-stop", "limit-wait"}},
 	{"Where and how", []string{"dir", "name", "reset", "auto-reset", "protect", "quiet", "json"}},
+	{"Watching it (looprun report writes the page; docs/looprun.md)", []string{"serve", "notify", "on-event"}},
 	{"A fleet on Redis (docs/fleet.md)", nil},
 }
 
@@ -64,6 +65,7 @@ Examples:
   looprun -wait -max-opens 3 -quiet -json -- ./agent.sh > result.json
   looprun --calls 50 --circuit-breaker-failures 2 --validate 'npm test' -- ./agent.sh
   looprun hooks install -max-cost 20   # the breaker inside Claude Code (looprun hook -h)
+  looprun report                       # the page of the loop: .loopbreaker/loop.report.html
 `
 
 // helpWidth is the width -help wraps its lines to; helpColumn is where a

@@ -53,6 +53,7 @@ func (r *runner) banner() {
 	}
 	watched = append(watched, fmt.Sprintf("%d protected paths", len(r.o.protect)))
 	fmt.Fprintf(r.out, "watching: %s\n", strings.Join(watched, ", "))
+	r.watchBanner()
 	if advice := checkAdvice(r.o.argv, r.o.check); advice != "" {
 		fmt.Fprintln(r.out, "warning:", advice)
 	}
@@ -228,6 +229,7 @@ func (r *runner) iterate(ctx context.Context, d loopbreaker.Decision) (code int,
 	}
 	lost := s.State == loopbreaker.Open && s.Reason.Kind == loopbreaker.ReasonProtectedFiles
 	r.row(iteration, started, d, it, s, run, usage)
+	r.watchIteration(iteration, started, d, it, s, journalRun{cost: r.priced(usage), tokens: usage.Tokens(), turns: run.Turns, from: v.from})
 	switch le := (*loopbreaker.LimitError)(nil); {
 	case errors.As(it.Err, &le):
 	case it.Err != nil:

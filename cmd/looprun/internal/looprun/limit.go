@@ -134,7 +134,9 @@ func (r *runner) waitWithCountdown(ctx context.Context, c countdown) (code int, 
 // waitOutLimit waits, showing a countdown, until the provider limit lifts;
 // then the iteration it refused runs again.
 func (r *runner) waitOutLimit(ctx context.Context, until time.Time) (code int, stop bool) {
+	started := r.clock.Now()
 	code, stop = r.waitWithCountdown(ctx, countdown{what: "the provider limit", inLog: true, until: until})
+	r.watchLimitWaited(r.clock.Now().Sub(started), stop, code)
 	if !stop {
 		fmt.Fprintln(r.out, "      the limit has lifted: running the iteration again")
 	}

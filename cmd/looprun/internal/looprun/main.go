@@ -194,6 +194,7 @@ func runWith(ctx context.Context, opts Options, clk clock, args []string, stdin 
 			fmt.Fprintln(stderr, "looprun: writing the result:", err)
 		}
 	}
+	r.endWatch(code)
 	if c, ok := r.cb.(io.Closer); ok {
 		_ = c.Close() // the loop is over: nothing is left to tell it
 	}

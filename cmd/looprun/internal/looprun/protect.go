@@ -27,8 +27,8 @@ func withStateDir(paths []string) []string {
 
 // newGuard makes the loop's Guard. What looprun itself writes and deletes
 // in the state directory is left out of the check: the iteration logs,
-// which it prunes, the copies, and the state store's temporary and
-// moved-aside files. Each loop keeps its copies apart, so loops of other
+// which it prunes, the copies, the state store's temporary and
+// moved-aside files, and the journal. Each loop keeps its copies apart, so loops of other
 // names in the same directory do not remove them.
 func newGuard(o *options) (*protect.Guard, error) {
 	return protect.New(o.dir, protect.Config{
@@ -39,6 +39,16 @@ func newGuard(o *options) (*protect.Guard, error) {
 			stateDirName + "/.*.tmp-*",
 			stateDirName + "/*.corrupt-*",
 			stateDirName + "/*" + notesSuffix,
+			// The journal, which grows each iteration (a copy of it each
+			// time would cost more than the loop), the hooks' events and
+			// the reports: looprun's account of the loop, not its memory.
+			stateDirName + "/*.journal.jsonl*",
+			stateDirName + "/*.hook-events.jsonl*",
+			stateDirName + "/*.report.html",
+			// The session offered to the next run, which looprun drops
+			// when the circuit opens, and the sessions that ended.
+			stateDirName + "/*.session.json",
+			stateDirName + "/*.sessions.jsonl",
 		},
 		BackupDir: filepath.Join(stateDirName, "protected", o.name),
 	})

@@ -48,7 +48,9 @@ type runner struct {
 	// commitFailed is the error of the last -commit that failed, said
 	// once: "" after a commit that worked.
 	commitFailed string
-	iterations   int // run by this process
+	iterations   int    // run by this process
+	watch        *watch // the journal, the notifications, -serve
+	version      string // looprun's, for the journal and the metrics
 }
 
 // lastError is the error of the last failed iteration of this run.
@@ -152,6 +154,10 @@ func newRunner(o *options, opts Options, guard *protect.Guard, clk clock, stdin 
 	if err := guard.Refresh(); err != nil {
 		fmt.Fprintln(r.errOut, "looprun: protected files:", err)
 	}
+	r.version = moduleVersion()
+	if err := r.startWatch(); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -229,6 +235,7 @@ func (r *runner) loop(ctx context.Context) int {
 		if !d.Allow {
 			d = r.cb.Check()
 		}
+		r.watchDecision(d)
 		for _, w := range d.Warnings {
 			fmt.Fprintln(r.out, "      warning:", w)
 		}
