@@ -99,8 +99,11 @@ func (b *CircuitBreaker) ObserveWindow(w Window) {
 	b.windowSeen(w, now)
 }
 
-// windowSeen records the report w, made at now. Called with b.mu held.
+// windowSeen records the report w, made at now: the reports that are
+// over are forgotten first, so that a ninth window drops the oldest report
+// still in force. Called with b.mu held.
 func (b *CircuitBreaker) windowSeen(w Window, now time.Time) {
+	b.windowsAt(now)
 	ws := &b.windows
 	i := 0
 	for _, r := range ws.reports {

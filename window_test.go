@@ -171,6 +171,25 @@ func TestWindowReportsAreBounded(t *testing.T) {
 	assert.Equal(t, "2-hour window", ws[0].Name())
 }
 
+// A report that is over makes room: the ninth window drops it, not the
+// oldest report still in force.
+func TestAReportThatIsOverMakesRoomForANinthWindow(t *testing.T) {
+	b, clock := newTestBreaker(t, Config{})
+	for i := range maxWindows {
+		reset := testStart.Add(time.Hour)
+		if i == 3 {
+			reset = testStart.Add(time.Minute)
+		}
+		b.ObserveWindow(Window{Length: time.Duration(i+1) * time.Hour, Used: float64(i), Reset: reset})
+	}
+	clock.Advance(2 * time.Minute) // the 4-hour window's report is over
+	b.ObserveWindow(Window{Length: 9 * time.Hour, Used: 9, Reset: testStart.Add(time.Hour)})
+	ws := b.Stats().Spend.Windows
+	require.Len(t, ws, maxWindows)
+	assert.Equal(t, time.Hour, ws[0].Length, "the oldest report in force is kept")
+	assert.Equal(t, 9*time.Hour, ws[maxWindows-1].Length)
+}
+
 // Without a cap the reports are kept, for Stats, and refuse nothing.
 func TestWindowsWithoutACapRefuseNothing(t *testing.T) {
 	b, _ := newTestBreaker(t, Config{})

@@ -40,7 +40,9 @@ func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 // successful iteration with a call budget on, against a redis-server on
 // this machine, on its unix socket and on loopback TCP; the "spend" runs
 // add the spend caps, over the fleet's life and by the hour, and record
-// each iteration's usage. It reports the
+// each iteration's usage; the "share" runs add the burn rate's caps and
+// the window share to those, with two usage windows reported. It reports
+// the
 // round trips to Redis per iteration, the p50 and p99 latency of one
 // iteration's Check+Record, and the time Redis spent running the script
 // per call (its own count, INFO commandstats: what bounds a fleet's
@@ -48,10 +50,11 @@ func (c *commandCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 // fleet's time per iteration, all workers together.
 func BenchmarkFleetCheckRecord(b *testing.B) {
 	for _, bench := range []struct {
-		network string
-		workers int
-		spend   bool
-	}{{"unix", 64, false}, {"tcp", 64, false}, {"unix", 1, false}, {"tcp", 1, false}, {"unix", 64, true}, {"unix", 1, true}} {
+		network      string
+		workers      int
+		spend, share bool
+	}{{"unix", 64, false, false}, {"tcp", 64, false, false}, {"unix", 1, false, false}, {"tcp", 1, false, false},
+		{"unix", 64, true, false}, {"unix", 1, true, false}, {"unix", 64, true, true}, {"unix", 1, true, true}} {
 		network, workers := bench.network, bench.workers
 		name := fmt.Sprintf("%s/workers=%d", network, workers)
 		cfg := loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxCallsPerHour: 1 << 30}}
@@ -60,6 +63,10 @@ func BenchmarkFleetCheckRecord(b *testing.B) {
 			name += "/spend"
 			cfg.Spend.MaxTokens, cfg.Spend.MaxCostUSD, cfg.Spend.MaxTokensPerHour, cfg.Spend.MaxCostUSDPerHour = 1<<50, 1e12, 1<<50, 1e12
 			it.Usage = loopbreaker.Usage{InputTokens: 1200, OutputTokens: 300, CostUSD: 0.0123}
+		}
+		if bench.share {
+			name += "/share"
+			cfg.Spend.MaxCostUSDPerMinute, cfg.Spend.MaxTokensPerMinute, cfg.Spend.MaxWindowShare = 1e12, 1<<50, 80
 		}
 		b.Run(name, func(b *testing.B) {
 			srv := startRedisOn(b, true)
@@ -80,6 +87,11 @@ func BenchmarkFleetCheckRecord(b *testing.B) {
 				ws[i] = w
 			}
 			ws[0].Check() // loads the script
+			if bench.share {
+				reset := time.Now().Add(time.Hour)
+				ws[0].ObserveWindow(loopbreaker.Window{Length: 5 * time.Hour, Used: 10, Reset: reset, Source: "api.anthropic.com"})
+				ws[0].ObserveWindow(loopbreaker.Window{Length: 7 * 24 * time.Hour, Used: 10, Reset: reset, Source: "api.anthropic.com"})
+			}
 			var warm sync.WaitGroup
 			for _, w := range ws { // dials the connections
 				warm.Add(1)

@@ -187,9 +187,20 @@ type shared struct {
 	maxTokensPerHour int
 	maxCostPerHour   float64
 
+	// The burn rate's caps (0: no cap) and its window; the window share
+	// (0: no cap) and whether it stops rather than waits.
+	maxCostPerMinute   float64
+	maxTokensPerMinute int
+	burnWindow         time.Duration
+	maxWindowShare     int
+	stopAtWindowShare  bool
+
 	// How long a provider limit without a reset time lasts.
 	limitWait, throttleWait time.Duration
 }
+
+// burning reports whether a burn-rate cap is set.
+func (s shared) burning() bool { return s.maxCostPerMinute > 0 || s.maxTokensPerMinute > 0 }
 
 // cooldownSteps is how many opens of a streak the cooldown table covers;
 // later opens wait as long as the last.
@@ -210,6 +221,12 @@ func sharedOf(cfg loopbreaker.Config) shared {
 		maxCost:          math.Max(cfg.Spend.MaxCostUSD, 0),
 		maxTokensPerHour: max(cfg.Spend.MaxTokensPerHour, 0),
 		maxCostPerHour:   math.Max(cfg.Spend.MaxCostUSDPerHour, 0),
+
+		maxCostPerMinute:   math.Max(cfg.Spend.MaxCostUSDPerMinute, 0),
+		maxTokensPerMinute: max(cfg.Spend.MaxTokensPerMinute, 0),
+		burnWindow:         orDefault(cfg.Spend.BurnWindow, loopbreaker.DefaultConfig().Spend.BurnWindow),
+		maxWindowShare:     max(cfg.Spend.MaxWindowShare, 0),
+		stopAtWindowShare:  cfg.Spend.StopAtWindowShare,
 
 		limitWait:    orDefault(cfg.Limits.Wait, loopbreaker.DefaultConfig().Limits.Wait),
 		throttleWait: orDefault(cfg.Limits.ThrottleWait, loopbreaker.DefaultConfig().Limits.ThrottleWait),
@@ -252,5 +269,7 @@ func localConfig(cfg loopbreaker.Config) loopbreaker.Config {
 	cfg.Failures.MaxSameErrorInARow = -1
 	cfg.Spend.MaxCallsPerHour = -1
 	cfg.Spend.MaxTokens, cfg.Spend.MaxCostUSD, cfg.Spend.MaxTokensPerHour, cfg.Spend.MaxCostUSDPerHour = -1, -1, -1, -1
+	cfg.Spend.MaxCostUSDPerMinute, cfg.Spend.MaxTokensPerMinute = -1, -1
+	cfg.Spend.MaxWindowShare, cfg.Spend.StopAtWindowShare = -1, false
 	return cfg
 }

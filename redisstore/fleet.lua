@@ -7,8 +7,10 @@
 --   1 the state (a hash), 2 the error counts by fingerprint (a hash),
 --   3 the calls of the rolling hour (a sorted set, scored by time in ms,
 --     each member "<seq>:<calls>"), 4 the outage replays by worker (a hash),
---   5 the spend of the rolling hour (a sorted set, scored by time in ms,
---     each member "<seq>:<input tokens>:<output tokens>:<cost>").
+--   5 the spend of the rolling hour and of the burn window (a sorted set,
+--     scored by time in ms, each member
+--     "<seq>:<input tokens>:<output tokens>:<cost>"), kept with an hourly
+--     cap or a burn-rate cap.
 -- ARGV: 1 op, 2 worker id, 3 idle expiry in ms, 4 the cooldowns in ms of
 --   the 1st, 2nd, ... open of a streak ("30000,60000"; the last repeats),
 --   5 probe lease in ms, 6 calls per hour (0: no budget), 7 consecutive
@@ -16,16 +18,26 @@
 --   (0: off), 10 fingerprints kept, 11 tokens over the fleet's life (0: no
 --   cap), 12 US dollars over its life (0: no cap), 13 tokens per hour (0: no
 --   cap), 14 US dollars per hour (0: no cap), 15 openings in a row after
---   which the breaker gives up (0: never); then the operation's own
---   arguments (arg(1), arg(2), ...).
+--   which the breaker gives up (0: never), 16 the share of a usage window
+--   in percent (0: no cap), 17 '1' when that share stops rather than waits,
+--   18 US dollars a minute (0: no cap), 19 tokens a minute (0: no cap), 20
+--   the burn window in ms; then the operation's own arguments (arg(1),
+--   arg(2), ...).
 --
 -- A provider limit in force is in the state: lkind ('w' a wait, 's' a stop),
 -- luntil (when a wait lifts, in ms of the wall clock: a provider's reset is
 -- a time, not a delay), lreason (its reason, JSON) and lsource (the host
 -- whose response it was, '' when not known). The spend is sin,
 -- sout and scost over the fleet's life, and hin, hout and hcost in the
--- rolling hour. Every number is stored with 17 significant digits, so that
--- a cost in dollars reads back as it was written.
+-- rolling hour, and bin, bout and bcost in the burn window: bw is the
+-- window (ms) those are the sums of, bcut the time up to which spend has
+-- left them, bseq the last entry (sseq) they hold. The provider's usage windows are fields of the state too:
+-- '~<length in ns>:<source>' holds the latest report of that window,
+-- '<seq>:<share used>:<reset in ms, 0 when not known>:<until in ms>', wseq
+-- numbers them, and wstop is the stop (a reason, JSON) that a report at
+-- the share puts in force with StopAtWindowShare. Every number is stored
+-- with 17 significant digits, so that a cost in dollars reads back as it
+-- was written.
 
 local S, E, C, R, SP = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local op, worker = ARGV[1], ARGV[2]
@@ -35,13 +47,18 @@ local maxCalls, maxCF, maxSame, maxInRow, maxFP =
 local maxTok, maxCost, maxTokH, maxCostH =
 	tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])
 local maxOpens = tonumber(ARGV[15])
-local function arg(i) return ARGV[15 + i] end
+local maxShare, stopAtShare = tonumber(ARGV[16]), ARGV[17] == '1'
+local maxCostM, maxTokM, bw = tonumber(ARGV[18]), tonumber(ARGV[19]), tonumber(ARGV[20])
+local function arg(i) return ARGV[20 + i] end
 local HOUR = 3600000
 local MAXWAIT = 35 * 24 * HOUR -- loopbreaker.MaxProviderLimitWait
 local MINWAIT = 1000 -- a reset not after now (the provider said at once) is waited out for a second, as in the core
 local MAXN = 9007199254740992 -- 2^53: token sums saturate here, exact below
 local CLOSED, OPEN, HALF = 0, 1, 2
+local MAXWINDOWS = 8 -- the windows kept, the oldest report out (as in the core)
 local hourly = maxTokH > 0 or maxCostH > 0
+local burning = maxCostM > 0 or maxTokM > 0
+local keepSpend = hourly or burning -- the spend's entries are kept
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -66,7 +83,9 @@ local function num(k)
 	end
 	return n
 end
+local gone = {}
 local function set(k, v) h[k] = fmt(v); dirty[k] = true end
+local function unset(k) h[k] = nil; dirty[k] = nil; gone[#gone + 1] = k end
 do
 	local st = num('st')
 	if st ~= 0 and st ~= 1 and st ~= 2 then
@@ -209,12 +228,182 @@ local function addSpend(i, o, c)
 	if i <= 0 and o <= 0 and c <= 0 then return end
 	set('sin', math.min(num('sin') + i, MAXN)); set('sout', math.min(num('sout') + o, MAXN))
 	set('scost', num('scost') + c)
-	if not hourly then return end
+	if not keepSpend then return end
 	local seq = num('sseq') + 1
 	set('sseq', seq)
 	redis.call('ZADD', SP, now, seq .. ':' .. fmt(i) .. ':' .. fmt(o) .. ':' .. fmt(c))
-	set('hin', math.min(num('hin') + i, MAXN)); set('hout', math.min(num('hout') + o, MAXN))
-	set('hcost', num('hcost') + c)
+	if hourly then
+		set('hin', math.min(num('hin') + i, MAXN)); set('hout', math.min(num('hout') + o, MAXN))
+		set('hcost', num('hcost') + c)
+	end
+	if burning then
+		set('bin', math.min(num('bin') + i, MAXN)); set('bout', math.min(num('bout') + o, MAXN))
+		set('bcost', num('bcost') + c); set('bseq', seq)
+	end
+end
+
+-- The burn rate: the spend of the last bw ms, a minute at a time.
+
+-- pruneBurn takes out of the burn window's sums the spend that left it.
+-- Sums of another window (a worker of other settings), sums that miss
+-- entries (added by a worker without a burn-rate cap, or from before it:
+-- bseq is the last entry they hold), or none (a fleet's state from before
+-- the burn rate) are added up afresh from the entries kept.
+local function pruneBurn()
+	local cutoff = now - bw
+	if str('bw') ~= fmt(bw) or num('bseq') ~= num('sseq') then
+		local bi, bo, bc = 0, 0, 0
+		for _, m in ipairs(redis.call('ZRANGEBYSCORE', SP, '(' .. fmt(cutoff), '+inf')) do
+			local i, o, c = spendOf(m)
+			bi, bo, bc = bi + i, bo + o, bc + c
+		end
+		set('bin', math.min(bi, MAXN)); set('bout', math.min(bo, MAXN)); set('bcost', bc)
+		set('bcut', cutoff); set('bw', bw); set('bseq', num('sseq'))
+		return
+	end
+	local last = num('bcut')
+	if cutoff <= last then return end
+	set('bcut', cutoff)
+	local old = redis.call('ZRANGEBYSCORE', SP, '(' .. fmt(last), fmt(cutoff))
+	if #old == 0 then return end
+	if #redis.call('ZRANGEBYSCORE', SP, '(' .. fmt(cutoff), '+inf', 'LIMIT', 0, 1) == 0 then
+		set('bin', 0); set('bout', 0); set('bcost', 0)
+		return
+	end
+	local gi, go, gc = 0, 0, 0
+	for _, m in ipairs(old) do
+		local i, o, c = spendOf(m)
+		gi, go, gc = gi + i, go + o, gc + c
+	end
+	set('bin', math.max(num('bin') - gi, 0)); set('bout', math.max(num('bout') - go, 0))
+	set('bcost', math.max(num('bcost') - gc, 0))
+end
+
+-- burnReached returns 'c' when the rate in dollars a minute is at its
+-- cap, else 't' when the rate in tokens is, else '': the core's
+-- arithmetic, so that both decide alike at the cap.
+local function burnReached()
+	if not burning then return '' end
+	local minutes = bw / 60000
+	if maxCostM > 0 and (num('bcost') / minutes) * 100 / maxCostM >= 100 then return 'c' end
+	if maxTokM > 0 and (math.min(num('bin') + num('bout'), MAXN) / minutes) * 100 / maxTokM >= 100 then return 't' end
+	return ''
+end
+
+-- burnRetry returns the ms until the burn window's spend is below its caps
+-- (a minute's cap times the window's minutes), at least a second: the
+-- rate and the sum it is made of are floats, which may round apart at the
+-- cap.
+local function burnRetry()
+	local minutes = bw / 60000
+	local tokCap, costCap = 0, maxCostM * minutes
+	if maxTokM > 0 then tokCap = math.ceil(maxTokM * minutes) end
+	local function over(i, o, c)
+		return tokCap > 0 and math.min(i + o, MAXN) >= tokCap or costCap > 0 and c >= costCap
+	end
+	if not over(num('bin'), num('bout'), num('bcost')) then return 1000 end
+	local cutoff = num('bcut')
+	local li, lo, lc = 0, 0, 0
+	local from, batch = 0, 256
+	while true do
+		local es = redis.call('ZREVRANGE', SP, from, from + batch - 1, 'WITHSCORES')
+		if #es == 0 then return 1000 end
+		for k = 1, #es, 2 do
+			local at = tonumber(es[k + 1])
+			if at <= cutoff then return 1000 end
+			local i, o, c = spendOf(es[k])
+			if over(li + i, lo + o, lc + c) then return math.max(at + bw - now, 1000) end
+			li, lo, lc = li + i, lo + o, lc + c
+		end
+		from = from + batch
+	end
+end
+
+-- The provider's usage windows.
+
+-- reports returns the reports kept, oldest first (read once a call, again
+-- after a change: see windowsChanged). A field that is no report (a key
+-- edited by hand) is an error, never a share of zero.
+local reportsRead
+local function windowsChanged() reportsRead = nil end
+local TILDE = string.byte('~')
+local function reports()
+	if reportsRead then return reportsRead end
+	local rs = {}
+	for k, v in pairs(h) do
+		if string.byte(k, 1) == TILDE then
+			local len, src = string.match(k, '^~(%d+):(.*)$')
+			local seq, used, reset, untilMs = string.match(v, '^(%d+):([^:]+):(%d+):(%d+)$')
+			used = tonumber(used)
+			if len == nil or seq == nil or used == nil or not (used >= 0 and used <= 100) then
+				error('loopbreaker: the field ' .. string.sub(k, 1, 40) .. ' of ' .. S .. ' is not a window report: ' .. string.sub(v, 1, 40))
+			end
+			rs[#rs + 1] = { key = k, len = len, src = src, seq = tonumber(seq), used = used,
+				reset = tonumber(reset), untilMs = tonumber(untilMs) }
+		end
+	end
+	table.sort(rs, function(a, b) return a.seq < b.seq end)
+	reportsRead = rs
+	return rs
+end
+
+-- pruneWindows forgets the reports that are over.
+local function pruneWindows()
+	for _, r in ipairs(reports()) do
+		if now >= r.untilMs then unset(r.key); windowsChanged() end
+	end
+end
+
+-- clearWindows forgets every report, and the stop of the share.
+local function clearWindows()
+	for _, r in ipairs(reports()) do unset(r.key) end
+	windowsChanged()
+	set('wstop', '')
+end
+
+-- windowSeen records a report of the window of len (ns, '0' when not
+-- known) and src: used (percent), reset (ms of the wall clock; '' when not
+-- known: it counts for len, or wait ms when len is 0), and stop, the stop
+-- it puts in force ('' for none: the worker judged the share). A reset
+-- not after now means the window started again: the report of it is
+-- forgotten.
+local function windowSeen(len, src, used, reset, wait, stop)
+	used = tonumber(used)
+	if used == nil or not (used >= 0) or string.match(len or '', '^%d+$') == nil then return end
+	used = math.min(used, 100)
+	local key = '~' .. len .. ':' .. (src or '')
+	windowsChanged()
+	if h[key] then unset(key) end
+	reset = tonumber(reset) or 0
+	local untilMs
+	if reset == 0 then
+		local lenMs = tonumber(len) / 1000000
+		if lenMs == 0 then lenMs = tonumber(wait) or 0 end
+		untilMs = math.floor(now + lenMs)
+	elseif reset <= now then
+		return
+	else
+		untilMs = reset
+	end
+	untilMs = math.min(untilMs, now + MAXWAIT)
+	local rs = reports()
+	if #rs >= MAXWINDOWS then unset(rs[1].key) end
+	windowsChanged()
+	local seq = num('wseq') + 1
+	set('wseq', seq)
+	set(key, seq .. ':' .. fmt(used) .. ':' .. fmt(reset) .. ':' .. fmt(untilMs))
+	if (stop or '') ~= '' and str('wstop') == '' then set('wstop', stop) end
+end
+
+-- windowWait returns when the report at the share that lasts longest is
+-- over (ms), 0 when none refuses: with the share that waits.
+local function windowWait()
+	if maxShare <= 0 or stopAtShare then return 0 end
+	local best = 0
+	for _, r in ipairs(reports()) do
+		if r.used >= maxShare and r.untilMs > best then best = r.untilMs end
+	end
+	return best
 end
 
 -- caps returns the caps set, in the order a refusal names them: over the
@@ -333,7 +522,13 @@ local allow, probe, token, why = 0, 0, '', ''
 
 advance()
 if maxCalls > 0 then prune() end
-if hourly then pruneSpend() end
+if burning then pruneBurn() end
+if hourly then
+	pruneSpend()
+elseif burning then
+	redis.call('ZREMRANGEBYSCORE', SP, '-inf', now - bw)
+end
+pruneWindows()
 
 if op == 'check' then
 	-- arg 1: peek (1: only look, take nothing)
@@ -343,12 +538,18 @@ if op == 'check' then
 		why = 'limit'
 	elseif capped == 'c' or capped == 't' then
 		why = 'spend'
+	elseif str('wstop') ~= '' then
+		why = 'window'
 	elseif st == OPEN then
 		-- refused
 	elseif lim == 'w' then
 		why = 'limit'
+	elseif windowWait() > 0 then
+		why = 'window'
 	elseif capped ~= '' then
 		why = 'spend'
+	elseif burnReached() ~= '' then
+		why = 'burn'
 	elseif spent() then
 		why = 'budget'
 	elseif st == HALF then
@@ -366,9 +567,23 @@ if op == 'check' then
 elseif op == 'rejoin' then
 	-- arg 1: outage id, 2: calls made during it, 3-5: input tokens, output
 	-- tokens and cost spent during it, 6-9: the limit in force on the
-	-- worker (kind, reset, wait, reason; see limitSeen)
+	-- worker (kind, reset, wait, reason; see limitSeen), 10: the stop of
+	-- the window share it put in force ('' for none), 11 on: the reports of
+	-- usage windows in force on it, six arguments each (see 'window')
 	replay(arg(1), arg(2), arg(3), arg(4), arg(5))
 	limitSeen(arg(6), arg(7), arg(8), arg(9))
+	if (arg(10) or '') ~= '' and str('wstop') == '' then set('wstop', arg(10)) end
+	local i = 11
+	while arg(i + 5) ~= nil do
+		windowSeen(arg(i), arg(i + 1), arg(i + 2), arg(i + 3), arg(i + 4), arg(i + 5))
+		i = i + 6
+	end
+elseif op == 'window' then
+	-- A report of a usage window: arg 1: its length in ns ('0' when not
+	-- known), 2: its source, 3: the share used (percent), 4: its reset (ms
+	-- of the wall clock, '' when not known), 5: how long a report of no
+	-- length counts (ms), 6: the stop it puts in force (see windowSeen)
+	windowSeen(arg(1), arg(2), arg(3), arg(4), arg(5), arg(6))
 elseif op == 'meter' then
 	-- As it happens, during an iteration: arg 1: calls sent, 2-4: input
 	-- tokens, output tokens and cost, 5-8: a limit seen (kind, reset, wait,
@@ -518,6 +733,7 @@ elseif op == 'resume' then
 	-- force is lifted too; the spend is kept
 	close()
 	clearLimit()
+	clearWindows()
 	redis.call('DEL', E)
 	set('inrow', 0); set('lastfp', ''); set('lastfail', '')
 	set('gen', num('gen') + 1)
@@ -527,10 +743,14 @@ elseif op == 'reset' then
 		gen = num('gen') + 1, used = num('used'), cseq = num('cseq'), pseq = num('pseq'),
 		sin = num('sin'), sout = num('sout'), scost = num('scost'),
 		hin = num('hin'), hout = num('hout'), hcost = num('hcost'), sseq = num('sseq'),
+		bin = num('bin'), bout = num('bout'), bcost = num('bcost'), bcut = num('bcut'), bseq = num('bseq'),
 	}
+	local window = str('bw')
 	redis.call('DEL', S, E)
-	h, dirty = {}, {}
+	h, dirty, gone = {}, {}, {}
+	windowsChanged()
 	for k, v in pairs(keep) do set(k, v) end
+	set('bw', window)
 end
 
 local st, lim, capped = num('st'), limitNow(), capReached()
@@ -539,12 +759,17 @@ if why == 'limit' and lim == 'w' then
 	retry = math.min(num('luntil') - now, MAXWAIT)
 elseif why == 'spend' and (capped == 'hc' or capped == 'ht') then
 	retry = spendRetry()
+elseif why == 'window' then
+	if str('wstop') == '' then retry = math.max(windowWait() - now, 0) end
+elseif why == 'burn' then
+	retry = burnRetry()
 elseif why == 'budget' then
 	retry = budgetRetry()
 elseif st == OPEN and str('held') ~= '1' then
 	retry = num('opened') + num('cd') - now
 end
 
+if #gone > 0 then redis.call('HDEL', S, unpack(gone)) end
 local out = {}
 for k in pairs(dirty) do
 	out[#out + 1] = k
@@ -553,15 +778,19 @@ end
 if #out > 0 then redis.call('HSET', S, unpack(out)) end
 
 -- No key expires while the circuit is open, half-open or held, while the
--- provider stopped the fleet or its spend cap over its life is reached;
--- nor while a provider limit is in force: the idle expiry runs from the
--- time it lifts. An idle breaker's keys go after ttl.
-local keep = st ~= CLOSED or lim == 's' or capped == 'c' or capped == 't'
-local expiry = ttl
-if lim == 'w' then expiry = ttl + math.max(num('luntil') - now, 0) end
+-- provider stopped the fleet, its spend cap over its life is reached or
+-- the window share stopped it; nor while a provider limit is in force or
+-- a usage window's report counts: the idle expiry runs from the time the
+-- last of them is over. An idle breaker's keys go after ttl.
+local windows = reports()
+local keep = st ~= CLOSED or lim == 's' or capped == 'c' or capped == 't' or str('wstop') ~= ''
+local lasts = 0
+if lim == 'w' then lasts = num('luntil') - now end
+for _, r in ipairs(windows) do lasts = math.max(lasts, r.untilMs - now) end
+local expiry = ttl + math.max(lasts, 0)
 for _, k in ipairs(KEYS) do
-	if k == SP and not hourly then
-		-- kept only with an hourly cap
+	if k == SP and not keepSpend then
+		-- kept only with an hourly or a burn-rate cap
 	elseif keep then
 		redis.call('PERSIST', k)
 	else
@@ -577,7 +806,12 @@ local reply = {
 	lreason, luntil,
 	num('sin'), num('sout'), fmt(num('scost')), num('hin'), num('hout'), fmt(num('hcost')),
 	capped, capWarned(),
+	str('wstop'), num('bin'), num('bout'), fmt(num('bcost')),
+	#windows,
 }
+for _, r in ipairs(windows) do
+	for _, v in ipairs({ r.len, r.src, fmt(r.used), fmt(r.reset), fmt(r.untilMs) }) do reply[#reply + 1] = v end
+end
 if op == 'stats' then
 	local extra = {
 		num('opened'), num('cd'), num('copens'), num('tf'), num('it'), num('ni'),

@@ -16,7 +16,7 @@ import (
 )
 
 // What the fleet shares besides the circuit: the spend and its caps, and
-// the provider limit in force. Both arrive with Record, and as they happen
+// the provider limit in force (the usage windows: window.go). Both arrive with Record, and as they happen
 // with AddUsage, ObserveLimit and CountCall, which a transport calls for a
 // model SDK (Transport).
 
@@ -295,14 +295,23 @@ func addSat(a, b int) int {
 // caps of this worker's config.
 func (w *Worker) spendOf(r reply) loopbreaker.Spend {
 	s := w.shared
-	return loopbreaker.Spend{
-		Total:             r.spend,
-		LastHour:          r.hour,
-		MaxTokens:         s.maxTokens,
-		MaxCostUSD:        s.maxCost,
-		MaxTokensPerHour:  s.maxTokensPerHour,
-		MaxCostUSDPerHour: s.maxCostPerHour,
+	spend := loopbreaker.Spend{
+		Total:               r.spend,
+		LastHour:            r.hour,
+		MaxTokens:           s.maxTokens,
+		MaxCostUSD:          s.maxCost,
+		MaxTokensPerHour:    s.maxTokensPerHour,
+		MaxCostUSDPerHour:   s.maxCostPerHour,
+		MaxCostUSDPerMinute: s.maxCostPerMinute,
+		MaxTokensPerMinute:  s.maxTokensPerMinute,
+		Windows:             windowsOf(r.windows),
+		MaxWindowShare:      s.maxWindowShare,
+		StopAtWindowShare:   s.stopAtWindowShare,
 	}
+	if s.burning() {
+		spend.InBurnWindow, spend.BurnWindow = r.burn, s.burnWindow
+	}
+	return spend
 }
 
 // capFigures returns the figures of the spend cap the script names by

@@ -41,7 +41,7 @@ func (w *Worker) lose(err error, now time.Time) {
 	}
 	w.down, w.downSince, w.downErr = true, now, err
 	w.outage++
-	w.outageCalls, w.outageUsage = 0, loopbreaker.Usage{}
+	w.outageCalls, w.outageUsage, w.outageWindowStop = 0, loopbreaker.Usage{}, ""
 	w.token = ""
 	w.local = w.switchTo(w.outageConfig(), false)
 	w.mu.Unlock()
@@ -50,16 +50,17 @@ func (w *Worker) lose(err error, now time.Time) {
 }
 
 // switchTo returns a new local breaker on cfg that goes on from the
-// current one's state; with dropLimit, without the provider limit it has
-// in force (the fleet keeps it from then on). Called with w.mu held.
-func (w *Worker) switchTo(cfg loopbreaker.Config, dropLimit bool) *loopbreaker.CircuitBreaker {
+// current one's state; with dropShared, without the provider limit it has
+// in force and the usage windows it heard (the fleet keeps them from then
+// on). Called with w.mu held.
+func (w *Worker) switchTo(cfg loopbreaker.Config, dropShared bool) *loopbreaker.CircuitBreaker {
 	next, err := loopbreaker.New(cfg)
 	if err != nil {
 		return w.local // cfg was validated in New: not reached
 	}
 	snap := w.local.Snapshot()
-	if dropLimit {
-		snap = withoutLimit(snap)
+	if dropShared {
+		snap = withoutShared(snap)
 	}
 	if err := next.Restore(snap); err != nil {
 		return w.local
@@ -67,9 +68,10 @@ func (w *Worker) switchTo(cfg loopbreaker.Config, dropLimit bool) *loopbreaker.C
 	return next
 }
 
-// withoutLimit returns s without the provider limit in force; s itself
-// should that fail.
-func withoutLimit(s loopbreaker.Snapshot) loopbreaker.Snapshot {
+// withoutShared returns s without the provider limit in force and the
+// usage windows (their reports and the window share's stop), which the
+// fleet keeps; s itself should that fail.
+func withoutShared(s loopbreaker.Snapshot) loopbreaker.Snapshot {
 	data, err := s.MarshalJSON()
 	if err != nil {
 		return s
@@ -78,10 +80,13 @@ func withoutLimit(s loopbreaker.Snapshot) loopbreaker.Snapshot {
 	if err := json.Unmarshal(data, &fields); err != nil {
 		return s
 	}
-	if _, ok := fields["provider_limit"]; !ok {
+	_, limit := fields["provider_limit"]
+	_, windows := fields["windows"]
+	if !limit && !windows {
 		return s
 	}
 	delete(fields, "provider_limit")
+	delete(fields, "windows")
 	if data, err = json.Marshal(fields); err != nil {
 		return s
 	}
@@ -134,11 +139,13 @@ func (w *Worker) rejoin(now time.Time) bool {
 		return false
 	}
 	w.retryAt = now.Add(w.cfg.RetryInterval) // one attempt per interval
-	outage, calls, usage, local := w.outage, w.outageCalls, w.outageUsage, w.local
+	outage, calls, usage, local, windowStop := w.outage, w.outageCalls, w.outageUsage, w.local, w.outageWindowStop
 	w.mu.Unlock()
 
+	s := local.Stats()
 	args := []any{strconv.Itoa(outage), calls, usage.InputTokens, usage.OutputTokens, formatCost(usage.CostUSD)}
-	r, err := w.call("rejoin", append(args, w.limitInForce(local, now)...)...)
+	args = append(args, w.limitInForce(s, now)...)
+	r, err := w.call("rejoin", append(args, w.windowRejoinArgs(windowStop, s, now)...)...)
 	if err != nil {
 		return false
 	}
@@ -162,10 +169,9 @@ func (w *Worker) rejoin(now time.Time) bool {
 	return true
 }
 
-// limitInForce returns the script's arguments for the provider limit the
-// local breaker has in force at now (see limitArgs).
-func (w *Worker) limitInForce(local *loopbreaker.CircuitBreaker, now time.Time) []any {
-	s := local.Stats()
+// limitInForce returns the script's arguments for the provider limit in
+// force at now on the local breaker, whose Stats are s (see limitArgs).
+func (w *Worker) limitInForce(s loopbreaker.Stats, now time.Time) []any {
 	switch s.ProviderLimit.Kind {
 	case loopbreaker.ReasonProviderStopped:
 		return []any{"s", 0, 0, reasonJSON(s.ProviderLimit)}
@@ -206,6 +212,8 @@ func (w *Worker) offline(now time.Time) loopbreaker.Decision {
 		return loopbreaker.Decision{State: loopbreaker.Open, Reason: last.reason, RetryAfter: last.openUntil.Sub(now)}
 	case now.Before(last.limitUntil):
 		return loopbreaker.Decision{State: local.State(), Reason: last.limit, RetryAfter: last.limitUntil.Sub(now)}
+	case now.Before(last.windowUntil):
+		return loopbreaker.Decision{State: local.State(), Reason: last.window, RetryAfter: last.windowUntil.Sub(now)}
 	}
 	return local.Check()
 }

@@ -25,29 +25,32 @@ var fleetScript = redis.NewScript(fleetSource)
 
 // reply is what the script answers: the shared state after the operation.
 type reply struct {
-	state     loopbreaker.State
-	reason    loopbreaker.Reason
-	held      bool
-	allow     bool
-	probe     bool
-	token     string        // the probe lease's token, when probe
-	retry     time.Duration // until the refusal may end: the cooldown, a limit's reset, the rolling hour
-	used      int           // calls in the rolling hour
-	why       string        // a refusal's cause beside the circuit: "budget", "limit", "spend" or ""
-	budget    bool          // refused because the budget is spent
-	gen       int64         // counts Resume, Skip and Reset
-	opens     int
-	failures  int                // consecutive failures, fleet-wide
-	now       time.Time          // Redis's clock
-	limit     loopbreaker.Reason // the provider limit in force; zero when none is
-	limitLeft time.Duration      // until a wait lifts; zero for a stop
-	limitAt   time.Time          // when a wait lifts, by Redis's clock; zero for a stop
-	spend     loopbreaker.Usage  // over the fleet's life
-	hour      loopbreaker.Usage  // in the rolling hour (with an hourly cap)
-	capped    string             // the spend cap reached ("c", "t", "hc", "ht"; see fleet.lua)
-	warned    string             // the spend cap most spent, from 80%
-	stats     *sharedStats
-	rawReason string
+	state      loopbreaker.State
+	reason     loopbreaker.Reason
+	held       bool
+	allow      bool
+	probe      bool
+	token      string        // the probe lease's token, when probe
+	retry      time.Duration // until the refusal may end: the cooldown, a limit's reset, the rolling hour
+	used       int           // calls in the rolling hour
+	why        string        // a refusal's cause beside the circuit: "budget", "limit", "spend" or ""
+	budget     bool          // refused because the budget is spent
+	gen        int64         // counts Resume, Skip and Reset
+	opens      int
+	failures   int                // consecutive failures, fleet-wide
+	now        time.Time          // Redis's clock
+	limit      loopbreaker.Reason // the provider limit in force; zero when none is
+	limitLeft  time.Duration      // until a wait lifts; zero for a stop
+	limitAt    time.Time          // when a wait lifts, by Redis's clock; zero for a stop
+	spend      loopbreaker.Usage  // over the fleet's life
+	hour       loopbreaker.Usage  // in the rolling hour (with an hourly cap)
+	capped     string             // the spend cap reached ("c", "t", "hc", "ht"; see fleet.lua)
+	warned     string             // the spend cap most spent, from 80%
+	burn       loopbreaker.Usage  // in the burn window (with a burn-rate cap)
+	windows    []windowReport     // the usage windows' reports in force, oldest first
+	windowStop loopbreaker.Reason // the stop of the window share; zero when none is in force
+	stats      *sharedStats
+	rawReason  string
 }
 
 // sharedStats are the figures only the stats operation reads.
@@ -78,10 +81,15 @@ func (w *Worker) call(op string, args ...any) (reply, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.cfg.Timeout)
 	defer cancel()
 	s := &w.shared
-	all := make([]any, 0, 15+len(args))
+	stop := ""
+	if s.stopAtWindowShare {
+		stop = "1"
+	}
+	all := make([]any, 0, 20+len(args))
 	all = append(all, op, w.id, w.cfg.IdleTTL.Milliseconds(), s.cooldowns, w.cfg.ProbeLease.Milliseconds(),
 		s.callsPerHour, s.maxFailures, s.maxSameError, s.maxSameInARow, s.maxFingerprints,
-		s.maxTokens, formatCost(s.maxCost), s.maxTokensPerHour, formatCost(s.maxCostPerHour), s.maxOpens)
+		s.maxTokens, formatCost(s.maxCost), s.maxTokensPerHour, formatCost(s.maxCostPerHour), s.maxOpens,
+		s.maxWindowShare, stop, formatCost(s.maxCostPerMinute), s.maxTokensPerMinute, s.burnWindow.Milliseconds())
 	all = append(all, args...)
 	v, err := fleetScript.Run(ctx, w.cfg.Client, w.keys, all...).Slice()
 	if err != nil {
@@ -90,7 +98,7 @@ func (w *Worker) call(op string, args ...any) (reply, error) {
 		}
 		return reply{}, err
 	}
-	return parseReply(op, v)
+	return parseReply(op, v, w.cfg.Breaker.Now().Location())
 }
 
 // addressOf returns where client reaches Redis, for messages: its address
@@ -117,10 +125,12 @@ func addressOf(client redis.Scripter) string {
 // number, a spend below zero: a key edited by hand, another program's
 // data under the fleet's name) is an error, so that the worker treats the
 // state as out of reach rather than read a zero into it.
-func parseReply(op string, v []any) (reply, error) {
-	const base = 24
-	if len(v) < base {
-		return reply{}, fmt.Errorf("redisstore: the script answered %d values, not %d", len(v), base)
+// Times are read into loc, the location of the worker's clock, as a
+// breaker's are.
+func parseReply(op string, v []any, loc *time.Location) (reply, error) {
+	const fixed = 29
+	if len(v) < fixed {
+		return reply{}, fmt.Errorf("redisstore: the script answered %d values, not %d", len(v), fixed)
 	}
 	p := replyReader{v: v}
 	var r reply
@@ -139,7 +149,7 @@ func parseReply(op string, v []any) (reply, error) {
 	r.token = p.str(6)
 	r.retry = time.Duration(p.count(7, "retry")) * time.Millisecond
 	r.used = p.count(8, "calls used")
-	r.why = p.oneOf(9, "refusal", "", "limit", "spend", "budget")
+	r.why = p.oneOf(9, "refusal", "", "limit", "spend", "budget", "window", "burn")
 	r.budget = r.why == "budget"
 	r.gen = int64(p.count(10, "generation"))
 	r.opens = p.count(11, "opens")
@@ -155,6 +165,19 @@ func parseReply(op string, v []any) (reply, error) {
 	r.hour = loopbreaker.Usage{InputTokens: p.count(19, "input tokens this hour"), OutputTokens: p.count(20, "output tokens this hour"), CostUSD: p.cost(21, "cost this hour")}
 	caps := []string{"", "c", "t", "hc", "ht"}
 	r.capped, r.warned = p.oneOf(22, "cap reached", caps...), p.oneOf(23, "cap warned", caps...)
+	if r.windowStop = p.reason(24, "window share stop"); r.windowStop.Kind != loopbreaker.ReasonNone && r.windowStop.Kind != loopbreaker.ReasonWindowShare {
+		p.fail(24, "window share stop", fmt.Sprintf("is a reason of kind %s", r.windowStop.Kind))
+	}
+	r.burn = loopbreaker.Usage{InputTokens: p.count(25, "input tokens in the burn window"), OutputTokens: p.count(26, "output tokens in the burn window"), CostUSD: p.cost(27, "cost in the burn window")}
+	n := p.within(28, "usage windows", 0, maxWindows)
+	const perWindow = 5
+	base := fixed + perWindow*n
+	if len(v) < base {
+		return reply{}, fmt.Errorf("redisstore: the script answered %d values, not %d", len(v), base)
+	}
+	for i := fixed; i < base; i += perWindow {
+		r.windows = append(r.windows, p.window(i, loc))
+	}
 	if op != "stats" {
 		return r, p.err
 	}
@@ -268,6 +291,26 @@ func (p *replyReader) cost(i int, what string) float64 {
 		return 0
 	}
 	return f
+}
+
+// window returns the report of a usage window in values i to i+4: its
+// length in ns, its source, the share used, its reset in ms (0 when not
+// known) and when it stops counting (ms), its times in loc.
+func (p *replyReader) window(i int, loc *time.Location) windowReport {
+	length, err := strconv.ParseInt(p.str(i), 10, 64)
+	if err != nil || length < 0 {
+		p.fail(i, "window length", fmt.Sprintf("is %q, not a duration", p.str(i)))
+	}
+	used := p.cost(i+2, "window share")
+	if used > 100 {
+		p.fail(i+2, "window share", fmt.Sprintf("is %v, above 100", used))
+	}
+	r := windowReport{w: loopbreaker.Window{Length: time.Duration(length), Used: used, Source: p.str(i + 1)}}
+	if ms := p.count(i+3, "window reset"); ms > 0 {
+		r.w.Reset = time.UnixMilli(int64(ms)).In(loc)
+	}
+	r.until = time.UnixMilli(int64(p.count(i+4, "window until"))).In(loc)
+	return r
 }
 
 // reason returns value i, a reason the script stored as JSON; the zero

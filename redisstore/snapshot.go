@@ -14,8 +14,8 @@ func (w *Worker) Snapshot() loopbreaker.Snapshot {
 
 // Restore puts back the worker's own state from a Snapshot taken by a
 // worker of the same fleet, for a worker that starts again where it left
-// off; call it before the first Check. A provider limit in s is left to
-// the fleet, which keeps its own. A circuit s shows open on the worker's
+// off; call it before the first Check. A provider limit and usage windows
+// in s are left to the fleet, which keeps its own. A circuit s shows open on the worker's
 // own signal stays open until its cooldown ends, and is not told to the
 // fleet again: the fleet heard of it when it opened. One s shows held (its
 // protected files lost) stays held while the fleet is, and is released
@@ -25,7 +25,7 @@ func (w *Worker) Snapshot() loopbreaker.Snapshot {
 func (w *Worker) Restore(s loopbreaker.Snapshot) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err := w.local.Restore(withoutLimit(s)); err != nil {
+	if err := w.local.Restore(withoutShared(s)); err != nil {
 		return err
 	}
 	w.localOpens = w.local.Stats().Opens

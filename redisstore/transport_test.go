@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -120,4 +121,39 @@ func TestAWorkerWarnsOfAModelWithNoPrice(t *testing.T) {
 	require.Len(t, d.Warnings, 1)
 	assert.Equal(t, loopbreaker.ReasonUnpricedModel, d.Warnings[0].Kind)
 	assert.Contains(t, warningsText(d), `No price for model "gpt-9"`)
+}
+
+// The usage windows a response's headers show, through the transport of
+// one worker, hold every worker of the fleet at the window share.
+func TestATransportOnAWorkerReportsTheUsageWindowsToTheFleet(t *testing.T) {
+	f := newFleet(t)
+	cfg := Config{Breaker: loopbreaker.Config{Spend: loopbreaker.SpendRules{MaxWindowShare: 80}}}
+	agent, other := f.worker("agent", cfg), f.worker("other", cfg)
+	client := &http.Client{Transport: transport.New(agent, nil)}
+	reset := time.Now().Add(2 * time.Hour).Truncate(time.Second)
+	unified := func(fiveHour string) map[string]string {
+		return map[string]string{
+			"anthropic-ratelimit-unified-status":         "allowed",
+			"anthropic-ratelimit-unified-5h-utilization": fiveHour,
+			"anthropic-ratelimit-unified-5h-reset":       strconv.FormatInt(reset.Unix(), 10),
+			"anthropic-ratelimit-unified-7d-utilization": "0.35",
+			"anthropic-ratelimit-unified-7d-reset":       strconv.FormatInt(reset.Add(72*time.Hour).Unix(), 10),
+		}
+	}
+	const message = `{"type":"message","model":"claude-sonnet-4-5","content":[],"usage":{"input_tokens":10,"output_tokens":5}}`
+
+	require.True(t, agent.Check().Allow)
+	api := modelAPI(t, http.StatusOK, unified("0.5"), message)
+	call(t, client, api.URL)
+	ws := other.Stats().Spend.Windows
+	require.Len(t, ws, 2)
+	host := strings.TrimPrefix(api.URL, "http://")
+	assert.Equal(t, loopbreaker.Window{Length: 5 * time.Hour, Used: 50, Reset: reset, Source: host}, ws[0])
+	assert.Equal(t, "weekly window", ws[1].Name())
+
+	call(t, client, modelAPI(t, http.StatusOK, unified("0.83"), message).URL)
+	d := other.Check()
+	require.False(t, d.Allow, "the share holds every worker as the response arrives")
+	assert.Equal(t, "Window share cap reached: 83% of the 5-hour window used (cap: 80%); resets "+reset.Format("2006-01-02 15:04 MST"), d.Reason.String())
+	agent.Record(loopbreaker.Iteration{})
 }

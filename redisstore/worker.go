@@ -29,16 +29,19 @@ import (
 // worker; Resume and Skip release them), the half-open probe (one worker
 // of the fleet gets it, as a lease), the consecutive failures, the
 // same-error counts by fingerprint and the same error in a row, the call
-// budget of the rolling hour, the spend (over the fleet's life and in the
-// rolling hour, against the spend caps) and the provider limit in force
-// (one worker hits it, every worker waits). What each worker keeps to
+// budget of the rolling hour, the spend (over the fleet's life, in the
+// rolling hour and in the burn window, against the spend caps and the
+// burn rate's), the reports of the provider's usage windows (against the
+// window share) and the provider limit in force (one worker hits it,
+// every worker waits). What each worker keeps to
 // itself, in its local breaker: progress, stagnation, tasks, trends,
 // warnings other than the budget's and the spend's, and completion. When
 // one of the worker's own signals opens its local breaker, the worker opens
 // the fleet's circuit with that reason, so that every worker stops.
 //
-// A Worker is a [transport.Meter]: AddUsage, ObserveLimit, LiftLimit and
-// CountCall report spend, limits and calls as they happen, each in one
+// A Worker is a [transport.Meter], and a [transport.WindowMeter]:
+// AddUsage, ObserveLimit, LiftLimit, CountCall and ObserveWindow report
+// spend, limits, calls and usage windows as they happen, each in one
 // round trip, so transport.New(w, nil) is a model SDK's transport that
 // reports to the fleet.
 type Worker struct {
@@ -75,6 +78,9 @@ type Worker struct {
 	outage      int               // numbers the outages, for their replay
 	outageCalls int               // calls recorded during this outage
 	outageUsage loopbreaker.Usage // spend recorded during this outage
+	// outageWindowStop is the stop of the window share (a reason, JSON)
+	// that a report heard during this outage put in force; "" for none.
+	outageWindowStop string
 }
 
 // view is the fleet's circuit as the last answer from Redis showed it.
@@ -85,10 +91,12 @@ type view struct {
 	held      bool
 	openUntil time.Time // by the local clock
 
-	stop       loopbreaker.Reason // a refusal no waiting ends: the provider stopped the fleet, or its spend cap over its life is reached
-	limit      loopbreaker.Reason // a provider limit in force that a wait ends
-	limitUntil time.Time          // when it lifts, by the local clock
-	spend      loopbreaker.Usage  // over the fleet's life
+	stop        loopbreaker.Reason // a refusal no waiting ends: the provider stopped the fleet, or its spend cap over its life is reached
+	limit       loopbreaker.Reason // a provider limit in force that a wait ends
+	limitUntil  time.Time          // when it lifts, by the local clock
+	window      loopbreaker.Reason // the window share's refusal that a wait ends
+	windowUntil time.Time          // when its report is over, by the local clock
+	spend       loopbreaker.Usage  // over the fleet's life
 }
 
 // New returns a worker of the fleet cfg.Name. It does not reach Redis: the
@@ -169,8 +177,10 @@ func classifiedOutcome(classify func(error) loopbreaker.Outcome) func(error) loo
 // left (Check reserves it), and the worker's local breaker must allow it
 // too. When several refuse, the first of these says why, as for a
 // [loopbreaker.CircuitBreaker]: the provider stopped the fleet; the spend
-// cap of its life is spent; the circuit is open; a provider limit is in
-// force; an hourly spend cap is spent; the call budget is spent. A refusal
+// cap of its life is spent; the window share stopped it; the circuit is
+// open; a provider limit is in force; a usage window is used up to the
+// window share; an hourly spend cap is spent; the burn rate is at its cap;
+// the call budget is spent. A refusal
 // of the local breaker (its own signals opened it, or its loop is complete)
 // costs no round trip, but for a hold (protected files lost): Check then
 // asks the fleet whether a worker resumed it meanwhile. While Redis is out
@@ -291,6 +301,12 @@ func (w *Worker) decision(r reply) loopbreaker.Decision {
 	case r.why == "spend":
 		d.Reason, d.RetryAfter, d.Budget = spendCapReason(spend, r.capped), r.retry, loopbreaker.Budget{}
 		return d
+	case r.why == "window":
+		d.Reason, d.RetryAfter, d.Budget = w.windowRefusal(r), r.retry, loopbreaker.Budget{}
+		return d
+	case r.why == "burn":
+		d.Reason, d.RetryAfter, d.Budget = burnRefusal(spend), r.retry, loopbreaker.Budget{}
+		return d
 	case r.budget:
 		// The budget stays in the Decision, as a breaker's does; its
 		// warning is no news beside the refusal.
@@ -306,6 +322,7 @@ func (w *Worker) decision(r reply) loopbreaker.Decision {
 	if warn := spendWarning(spend, r.warned); warn.Kind != loopbreaker.ReasonNone {
 		d.Warnings = append(d.Warnings, warn)
 	}
+	d.Warnings = append(d.Warnings, shareWarnings(spend)...)
 	if warn, ok := w.unpricedWarning(); ok {
 		d.Warnings = append(d.Warnings, warn)
 	}
@@ -525,8 +542,13 @@ func (w *Worker) viewOf(r reply, now time.Time) view {
 		v.stop = r.limit
 	case r.capped == "c" || r.capped == "t":
 		v.stop = spendCapReason(w.spendOf(r), r.capped)
+	case r.windowStop.Kind != loopbreaker.ReasonNone:
+		v.stop = r.windowStop
 	case r.limit.Kind == loopbreaker.ReasonProviderLimit:
 		v.limit, v.limitUntil = r.limit, now.Add(r.limitLeft)
+	}
+	if reason, until, ok := w.windowWait(r); ok {
+		v.window, v.windowUntil = reason, now.Add(until.Sub(r.now))
 	}
 	return v
 }
@@ -639,6 +661,7 @@ func (w *Worker) Stats() loopbreaker.Stats {
 	if warn := spendWarning(s.Spend, r.warned); warn.Kind != loopbreaker.ReasonNone {
 		warnings = append(warnings, warn)
 	}
+	warnings = append(warnings, shareWarnings(s.Spend)...)
 	if len(warnings) > 0 {
 		s.Warnings = append(warnings, s.Warnings...)
 	}
@@ -669,7 +692,8 @@ func (w *Worker) ForceOpen(reason string) {
 
 // Resume closes the fleet's circuit, releasing a hold, lifts a provider
 // limit in force on the fleet (a stop included: the person dealt with it),
-// and starts the shared counts again (consecutive failures, the same-error
+// forgets the reports of the usage windows (a window share's stop with
+// them: the next report counts afresh), and starts the shared counts again (consecutive failures, the same-error
 // counts); the calls and the spend are kept, as they were made; this
 // worker's local breaker resumes at once ([loopbreaker.CircuitBreaker.Resume]),
 // every other worker's at its next round trip. While Redis is out of
@@ -685,7 +709,7 @@ func (w *Worker) Skip() {
 }
 
 // Reset returns the fleet's breaker to its initial condition, no provider
-// limit in force, but for the calls of the rolling hour and the spend (they
+// limit in force and no usage window reported, but for the calls of the rolling hour and the spend (they
 // were made), and resets this worker's
 // local breaker; the other workers' local breakers resume at their next
 // round trip.
@@ -735,9 +759,10 @@ func (w *Worker) control(op string, reason loopbreaker.Reason, onLocal func(*loo
 // ([loopbreaker.Decision.WaitHelps]): the loop is complete, the fleet's
 // breaker gave up after [loopbreaker.Config.MaxConsecutiveOpens] openings
 // in a row, the circuit is held open (Abort, ForceOpen, protected files
-// lost), the provider stopped the fleet, or its spend cap over its life is
-// reached. A provider limit that a wait ends is waited out, as a cooldown
-// is. When
+// lost), the provider stopped the fleet, its spend cap over its life is
+// reached, or the window share stopped it. A provider limit, a window
+// share that waits for the window's reset and the burn rate are waited
+// out, as a cooldown is. When
 // ctx ends first, it returns the last refusal and ctx.Err().
 func (w *Worker) Wait(ctx context.Context) (loopbreaker.Decision, error) {
 	sleep := w.cfg.Breaker.Sleep

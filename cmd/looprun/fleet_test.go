@@ -125,6 +125,34 @@ func TestAnAbortAtOneRunnerStopsEveryRunner(t *testing.T) {
 	assert.True(t, worker(t, sock, "agents").Check().Allow)
 }
 
+// The window share and the burn rate are the fleet's: what one worker's
+// provider said of its usage window, and what one worker spent, stop a
+// runner of the fleet at its first check.
+func TestAWindowShareAndABurnRateOfTheFleetStopARunner(t *testing.T) {
+	sock := redistest.Start(t)
+	root := t.TempDir()
+	client := redis.NewClient(&redis.Options{Network: "unix", Addr: sock, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { client.Close() })
+	spend := loopbreaker.SpendRules{MaxWindowShare: 80, StopAtWindowShare: true, MaxCostUSDPerMinute: 0.5}
+	w, err := redisstore.New(redisstore.Config{Client: client, Name: "agents", Worker: "sdk-agent", Timeout: 5 * time.Second,
+		Breaker: loopbreaker.Config{Spend: spend}})
+	require.NoError(t, err)
+	fleet := []string{"-redis", "unix://" + sock, "-fleet", "agents", "-max-iterations", "3", "--", "sh", "-c", working}
+
+	w.ObserveWindow(loopbreaker.Window{Length: 5 * time.Hour, Used: 90, Reset: time.Now().Add(time.Hour), Source: "api.anthropic.com"})
+	out, code := runner(t, root, "runner", "", append([]string{"-max-window-share", "80", "-window-share-stop"}, fleet...)...)
+	assert.Equal(t, 5, code, out)
+	assert.Contains(t, out, "iterations: 0 in this run")
+	assert.Contains(t, out, "stopped: Window share cap reached: 90% of the 5-hour window used (cap: 80%); no waiting ends this: resume the loop, or raise the cap")
+
+	w.Resume()
+	w.AddUsage(loopbreaker.Usage{CostUSD: 3})
+	out, code = runner(t, root, "runner", "", append([]string{"-max-cost-per-minute", "0.5"}, fleet...)...)
+	assert.Equal(t, 5, code, out)
+	assert.Contains(t, out, "iterations: 0 in this run")
+	assert.Contains(t, out, "stopped: Burn rate cap reached: $0.60 a minute over the last 5 minutes (cap: $0.50 a minute); next call in")
+}
+
 func TestResetStartsTheFleetAfresh(t *testing.T) {
 	sock := redistest.Start(t)
 	root := t.TempDir()

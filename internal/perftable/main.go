@@ -93,6 +93,8 @@ var fleetBenches = []bench{
 	{"redisstore", ".", "BenchmarkFleetCheckRecord/tcp/workers=1", "loopback TCP | 1", "20000x"},
 	{"redisstore", ".", "BenchmarkFleetCheckRecord/unix/workers=64/spend", "unix socket, spend | 64", "20000x"},
 	{"redisstore", ".", "BenchmarkFleetCheckRecord/unix/workers=1/spend", "unix socket, spend | 1", "20000x"},
+	{"redisstore", ".", "BenchmarkFleetCheckRecord/unix/workers=64/spend/share", "unix socket, spend, burn rate, window share | 64", "20000x"},
+	{"redisstore", ".", "BenchmarkFleetCheckRecord/unix/workers=1/spend/share", "unix socket, spend, burn rate, window share | 1", "20000x"},
 }
 
 // ratios are lines under the table: how many times one row is as slow as
