@@ -134,9 +134,11 @@ func resetAt(s string) time.Time {
 	return time.Time{}
 }
 
-// unix is the time of f Unix seconds; zero for none, or one past maxUnix.
+// unix is the time of f Unix seconds; zero for none, one before the
+// first whole second after 1970 (no reset is that old), or one past
+// maxUnix.
 func unix(f float64) time.Time {
-	if !(f > 0 && f <= maxUnix) {
+	if !(f >= 1 && f <= maxUnix) {
 		return time.Time{}
 	}
 	sec, frac := math.Modf(f)
