@@ -111,13 +111,15 @@ var clauseStarts = func() (t [256]bool) {
 // clauseAt reads the reset clause that begins at s[i], if any (see
 // findReset).
 func clauseAt(s string, i int, now time.Time, retries bool) when {
-	if i == 0 || !isWordByte(s[i-1]) {
+	// A clause may follow an identifier's underscore: LangChain's
+	// "_achat_with_retry in 2.0 seconds".
+	if i == 0 || !isWordByte(s[i-1]) || s[i-1] == '_' {
 		for _, in := range [][]string{{"resets", "in"}, {"reset", "in"}, {"try", "again", "in"}, {"resets", "after"}, {"reset", "after"}, {"retry", "in"}, {"retry", "after"}, {"wait"}} {
 			if end, ok := phraseAt(s, i, in...); ok {
 				return durationAt(s[end:], now)
 			}
 		}
-		for _, retry := range [][]string{{"retrying", "in"}, {"retrying", "after"}} {
+		for _, retry := range [][]string{{"retrying", "in"}, {"retrying", "after"}, {"waiting", "for"}} {
 			if end, ok := phraseAt(s, i, retry...); ok && retries {
 				return durationAt(s[end:], now)
 			}

@@ -116,7 +116,8 @@ func re(expr string) *regexp.Regexp { return regexp.MustCompile(`(?i)` + expr) }
 // account's monthly spend limit" (a rate_limit_error); OpenAI's
 // insufficient_quota and billing codes, and Codex's word for them, "Quota
 // exceeded. Check your plan and billing details."; Continue's "You have no credits
-// remaining"; a client's "HTTP 402 Payment Required".
+// remaining"; a client's "HTTP 402 Payment Required"; Claude Code's
+// "Invalid API key · Please run /login" (authentication).
 // rules is compiled on first use, so that a process that never reads a
 // limit (a hook, a short command) does not pay for it at start.
 var rules = sync.OnceValue(func() []rule {
@@ -154,7 +155,7 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, lead: true, needs: []string{"529", "overloaded"}},
 		{re: re(`\bAPI\s+Error:\s+Rate\s+limit\s+reached`),
 			kind: Wait, throttle: true, lead: true, needs: []string{"api", "reached"}},
-		{re: re(`\brate\s+limit\s+reached\s+for\s+\S+\s+in\s+organization`),
+		{re: re(`\brate\s+limit\s+reached\s+for\s+(?:\S+\s+in\s+)?organization`),
 			kind: Wait, throttle: true, needs: []string{"organization", "reached"}},
 		// OpenAI's older words: "Rate limit reached for tokens. Limit:
 		// 150000.000000 / min."
@@ -170,6 +171,16 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, lead: true, needs: []string{"hit", "rate"}},
 		{re: re(`\bsorry,\s+(?:you\s+have\s+been|you` + apostrophe + `ve\s+been|your\s+request\s+was)\s+(?:rate|speed)[\s-]+limited`),
 			kind: Wait, throttle: true, needs: []string{"sorry", "limited"}},
+		{re: re(`\bsorry,\s+you\s+have\s+exceeded\s+the\s+[\w -]{1,30}?rate\s+limit\b`),
+			kind: Wait, throttle: true, needs: []string{"sorry", "exceeded"}},
+		// An agent's words for its provider's throttle: gpt-pilot's "Rate
+		// limited by the API (we're over 'tokens per minute' ...)"; Codex's
+		// stream error "stream disconnected before completion: Rate limit is
+		// exceeded. Try again in 11 seconds."
+		{re: re(`\brate\s+limited\s+by\s+the\s+api\b`),
+			kind: Wait, throttle: true, lead: true, needs: []string{"limited", "api"}},
+		{re: re(`\bdisconnected\s+before\s+completion:\s+rate\s+limit\s+(?:is\s+exceeded|exceeded|reached)\b`),
+			kind: Wait, throttle: true, needs: []string{"disconnected", "completion"}},
 		{re: re(`\byou\s+have\s+exceeded\s+your\s+[\w .-]{1,40}?\s+token\s+usage`),
 			kind: Wait, throttle: true, needs: []string{"token", "usage"}},
 		// Mistral's "Requests rate limit exceeded" and "Service tier capacity
@@ -230,7 +241,7 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, why: "gRPC ", needs: []string{"resourceexhausted"}},
 
 		// Generic signs of a throttle.
-		{re: re(`\brate[\s_-]?limit\s+exceeded`),
+		{re: re(`\brate[\s_-]?limit\s+(?:is\s+)?exceeded`),
 			kind: Wait, throttle: true, lead: true, weak: true, needs: []string{"limit", "exceeded"}},
 		{re: re(`\b429\s+too\s+many\s+requests`),
 			kind: Wait, throttle: true, weak: true, needs: []string{"429", "many"}},
@@ -296,7 +307,8 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Loop, lead: true, needs: []string{"potential", "loop"}},
 		// An agent's own guard: GarraRUST's "agent error: tool loop
 		// detected: file_write", asimi's msg="tool call loop detected".
-		{re: re(`\btool\s+(?:call\s+)?loop\s+detected\b`),
+		// Qwen Code's "Agent stopped: duplicate tool-call loop detected."
+		{re: re(`\b(?:duplicate\s+)?tool[\s-]+(?:call[\s-]+)?loop\s+detected\b`),
 			kind: Loop, lead: true, needs: []string{"tool", "loop"}},
 		// QwenPaw's "Repetitive pattern detected. You are repeating similar
 		// actions without progress"; the OpenRouter agent SDK's "tool "sh"
@@ -311,6 +323,15 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Loop, needs: []string{"identical", "arguments"}},
 
 		// Stops.
+		// An error code a client prints as a line of its own, not in an
+		// object: "Error Type: insufficient_quota" (an Unreal plugin's log).
+		{re: re(`\btype:\s+(insufficient_quota)\b`),
+			kind: Stop, weak: true, why: "API error ", needs: []string{"insufficient_quota"}},
+		// Authentication: no waiting ends it, a person logs in or fixes the
+		// key. Claude Code's "Invalid API key · Please run /login" and
+		// "Invalid API key · Fix external API key".
+		{re: re(`\binvalid\s+api\s+key\s*·\s*(?:please\s+run\s+/login|fix\s+external\s+api\s+key)`),
+			kind: Stop, lead: true, needs: []string{"invalid", "key"}},
 		{re: re(`\binsufficient\s+(?:balance|credits?|funds)\b`),
 			kind: Stop, lead: true, needs: []string{"insufficient"}},
 		{re: re(`\byour\s+(?:prepayment\s+|prepaid\s+)?credits\s+are\s+depleted`),
@@ -541,7 +562,7 @@ const maxLabelWords = 4
 const maxLead = 256
 
 // labels are the words that end a label before a message.
-var labels = []string{"error", "exception", "failed", "failure", "fatal", "output", "stderr", "stdout", "message", "msg", "reason", "warning", "detail", "details", "wrong"}
+var labels = []string{"error", "exception", "failed", "failure", "fatal", "output", "stderr", "stdout", "message", "msg", "reason", "warning", "detail", "details", "wrong", "stopped"}
 
 // endsWithLabel reports whether s ends with one of labels, as a word or
 // the end of one ("ApiError", "litellm.RateLimitError"), in brackets or

@@ -423,6 +423,9 @@ var anchors = []struct {
 	{"loop detected", 9}, {"loop was detected", 13}, {"busy", 0}, {"safeguards", 4},
 	{"identical arguments", 12}, {"capacity", 4}, {"límite", 3}, {"public_error_unsafe", 2},
 	{"exact same tool", 3}, {"rejected as", 4},
+	// Keyed by the bytes of the middle dot of Claude Code's banners: a byte
+	// that plain ASCII output never holds.
+	{"api key ·", 8},
 	// Chinese, keyed by the bytes of 不, which both hold.
 	{"额度不足", 6}, {"不安全", 0},
 }
