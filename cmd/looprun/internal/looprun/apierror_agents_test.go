@@ -13,9 +13,8 @@ import (
 
 // A key the API does not take: Claude Code gives up with "Invalid API key
 // · Fix external API key" (at once when the answer says x-should-retry:
-// false; it retries a bare 401 for three minutes), words no
-// provider-limit text matches,
-// and names the error's class, authentication_failed, in its stream and
+// false; it retries a bare 401 for three minutes), words the provider
+// limits also read as a stop, and names the error's class, authentication_failed, in its stream and
 // to its StopFailure hook. looprun stops at once for a person (exit 8),
 // counting no failure, where the words alone would have had it try the
 // same session three times: from the stream, and in the json format
