@@ -143,6 +143,9 @@ func clauseAt(s string, i int, now time.Time, retries bool) when {
 	if end, ok := fieldAt(s, i, "resets_in_seconds"); ok {
 		if secs := digitsAt(s[end:], 1, 10); secs != "" {
 			n, _ := strconv.ParseInt(secs, 10, 64)
+			if n > int64(MaxAhead/time.Second) {
+				return when{named: true} // past MaxAhead, and past what a Duration holds
+			}
 			return after(now, time.Duration(n)*time.Second)
 		}
 	}

@@ -111,6 +111,7 @@ func TestAPIErrorBodiesInText(t *testing.T) {
 		{"the Gemini Go SDK's error text", "Error 429, Message: Resource has been exhausted (e.g. check quota)., Status: RESOURCE_EXHAUSTED, Details: [map[@type:type.googleapis.com/google.rpc.RetryInfo retryDelay:37s]]", Wait, "2026-01-29T16:30:10+02:00"},
 		{"gRPC ResourceExhausted", "rpc error: code = ResourceExhausted desc = Quota exceeded for quota metric 'Generate Content API requests per minute'", Wait, ""},
 		{"Codex usage_limit_reached", `Codex error: {"type":"error","error":{"type":"usage_limit_reached","message":"The usage limit has been reached","plan_type":"plus","resets_at":1769709600,"resets_in_seconds":12627}}`, Wait, "2026-01-29T20:00:00+02:00"},
+		{"Codex usage_limit_reached with a wait past what a duration holds", `{"type":"error","error":{"type":"usage_limit_reached","resets_in_seconds":9999999999}}`, Wait, ""},
 	})
 }
 

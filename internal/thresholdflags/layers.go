@@ -3,8 +3,10 @@ package thresholdflags
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,11 +55,28 @@ var RalphClaudeCode = []Foreign{
 
 // Minutes reads a whole number of minutes ("15") as a duration ("15m").
 func Minutes(v string) (string, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
-	if err != nil || n < 0 {
-		return "", fmt.Errorf("want a whole number of minutes, not %q", v)
+	d, err := ParseMinutes(v)
+	if err != nil {
+		return "", err
 	}
-	return (time.Duration(n) * time.Minute).String(), nil
+	return d.String(), nil
+}
+
+// maxMinutes is the most minutes a time.Duration holds (about 292 years).
+const maxMinutes = math.MaxInt64 / int64(time.Minute)
+
+// ParseMinutes reads a whole number of minutes, 0 or more and at most
+// what a time.Duration holds (about 292 years), as a duration.
+func ParseMinutes(v string) (time.Duration, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	tooLong := n > maxMinutes || errors.Is(err, strconv.ErrRange) && n > 0
+	if !tooLong && (err != nil || n < 0) {
+		return 0, fmt.Errorf("want a whole number of minutes, not %q", v)
+	}
+	if tooLong {
+		return 0, fmt.Errorf("%q minutes is longer than a duration holds (%d minutes, about 292 years)", v, maxMinutes)
+	}
+	return time.Duration(n) * time.Minute, nil
 }
 
 // CooldownMinutes reads ralph-claude-code's CB_COOLDOWN_MINUTES: minutes,

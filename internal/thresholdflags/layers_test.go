@@ -180,6 +180,11 @@ func TestCooldownMinutesZeroIsAtOnce(t *testing.T) {
 	assert.Equal(t, "30m0s", d)
 	_, err = CooldownMinutes("-1")
 	assert.Error(t, err)
+	d, err = CooldownMinutes("153722867")
+	require.NoError(t, err)
+	assert.Equal(t, "2562047h47m0s", d, "the most minutes a duration holds")
+	_, err = CooldownMinutes("400000000")
+	assert.ErrorContains(t, err, "longer than a duration holds", "more would overflow into a wrong cooldown")
 }
 
 func TestConfigValuesMayBeQuotedAndCommented(t *testing.T) {

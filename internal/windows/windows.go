@@ -145,10 +145,19 @@ func unix(f float64) time.Time {
 	return time.Unix(int64(sec), int64(frac*1e9))
 }
 
-// minutes reads a window's length in minutes; zero when it is not given.
+// maxMinutes is the longest window a time.Duration holds (about 292
+// years): beyond it, a length is none.
+const maxMinutes = math.MaxInt64 / int64(time.Minute)
+
+// maxSeconds bounds a reset given in seconds from now (2^33 s, about
+// 272 years, well inside a time.Duration): beyond it, a wait is none.
+const maxSeconds = 1 << 33
+
+// minutes reads a window's length in minutes; zero when it is not
+// given, or too long for a time.Duration.
 func minutes(s string) time.Duration {
-	n, err := strconv.ParseInt(s, 10, 32)
-	if err != nil || n <= 0 {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > maxMinutes {
 		return 0
 	}
 	return time.Duration(n) * time.Minute
@@ -250,12 +259,15 @@ func FromCodex(line []byte) ([]loopbreaker.Window, bool) {
 			continue
 		}
 		var length time.Duration
-		if w.WindowMinutes > 0 && w.WindowMinutes < math.MaxInt32 {
+		if w.WindowMinutes > 0 && w.WindowMinutes <= float64(maxMinutes) {
 			length = time.Duration(w.WindowMinutes) * time.Minute
 		}
 		reset := unix(w.ResetsAt)
-		if reset.IsZero() && w.ResetsInSeconds > 0 && w.ResetsInSeconds < maxUnix && !l.Timestamp.IsZero() {
+		if reset.IsZero() && w.ResetsInSeconds > 0 && w.ResetsInSeconds < maxSeconds && !l.Timestamp.IsZero() {
 			reset = l.Timestamp.Add(time.Duration(w.ResetsInSeconds * float64(time.Second)))
+			if reset.Unix() < 1 {
+				reset = time.Time{} // a line stamped before 1970: no reset is that old
+			}
 		}
 		ws = append(ws, loopbreaker.Window{Length: length, Used: *w.UsedPercent, Reset: reset, Source: Codex})
 	}

@@ -63,6 +63,10 @@ func TestFromHeader(t *testing.T) {
 			{Length: FiveHours, Used: 42.5, Reset: reset5h, Source: "api.anthropic.com"},
 			{Length: Week, Used: 91, Reset: reset7d, Source: "api.anthropic.com"},
 		}},
+		{"a length too long for a time.Duration is no length", http.Header{
+			"X-Codex-Primary-Used-Percent":   {"10"},
+			"X-Codex-Primary-Window-Minutes": {"2147483647"},
+		}, []loopbreaker.Window{{Used: 10, Source: "api.anthropic.com"}}},
 		{"a status without a share is no window", http.Header{
 			"Anthropic-Ratelimit-Unified-Status":   {"rejected"},
 			"Anthropic-Ratelimit-Unified-5h-Reset": {"1796181210"},
@@ -144,6 +148,12 @@ func TestFromCodex(t *testing.T) {
 			`{"timestamp":"2025-11-18T21:55:53.328Z","type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":{"primary":{"used_percent":7.0,"window_minutes":300,"resets_in_seconds":600}}}}`,
 			[]loopbreaker.Window{{Length: FiveHours, Used: 7, Reset: time.Date(2025, 11, 18, 22, 5, 53, 328e6, time.UTC), Source: Codex}}},
 		{"no rate limits", `{"timestamp":"2026-12-02T00:13:47.876Z","type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":null}}`, nil},
+		{"a length and a wait too long for a time.Duration, on a line stamped in year 1",
+			`{"timestamp":"0001-01-01T00:00:01Z","type":"event_msg","payload":{"type":"token_count","rate_limits":{"primary":{"used_percent":7,"window_minutes":2147483647,"resets_in_seconds":9223372036}}}}`,
+			[]loopbreaker.Window{{Used: 7, Source: Codex}}},
+		{"a wait that lands before 1970",
+			`{"timestamp":"0001-01-01T00:00:01Z","type":"event_msg","payload":{"type":"token_count","rate_limits":{"primary":{"used_percent":7,"resets_in_seconds":60}}}}`,
+			[]loopbreaker.Window{{Used: 7, Source: Codex}}},
 		{"a window without a share", `{"type":"event_msg","payload":{"type":"token_count","rate_limits":{"primary":{"window_minutes":300}}}}`, nil},
 		{"a response item that quotes one",
 			`{"type":"response_item","payload":{"type":"function_call_output","output":"\"token_count\" \"rate_limits\""}}`, nil},
@@ -177,6 +187,7 @@ func FuzzFromHeader(f *testing.F) {
 	f.Add("0.42", "1796181210", "91", "10080", "1796267610")
 	f.Add("1.0", "2026-12-02T03:13:30Z", "NaN", "-1", "9999999999999")
 	f.Add("", "", "1e308", "300", "1e-9")
+	f.Add("0.5", "1796181210", "50", "2147483647", "1796267610") // minutes past a time.Duration
 	f.Fuzz(func(t *testing.T, util, reset, used, minutes, resetAt string) {
 		h := http.Header{
 			"Anthropic-Ratelimit-Unified-5h-Utilization": {util},
@@ -206,6 +217,7 @@ func FuzzFromClaudeCode(f *testing.F) {
 func FuzzFromCodex(f *testing.F) {
 	f.Add(`{"timestamp":"2026-12-02T00:13:47.876Z","type":"event_msg","payload":{"type":"token_count","rate_limits":{"primary":{"used_percent":42.5,"window_minutes":300,"resets_at":1796181210},"secondary":{"used_percent":91.0,"window_minutes":10080,"resets_at":1796267610}}}}`)
 	f.Add(`{"timestamp":"2025-11-18T21:55:53Z","type":"event_msg","payload":{"type":"token_count","rate_limits":{"primary":{"used_percent":7,"window_minutes":1e300,"resets_in_seconds":1e300}}}}`)
+	f.Add(`{"timestamp":"0001-01-01T00:00:01Z","type":"event_msg","payload":{"type":"token_count","rate_limits":{"primary":{"used_percent":7,"window_minutes":2147483647,"resets_in_seconds":9223372036}}}}`)
 	f.Fuzz(func(t *testing.T, line string) {
 		ws, ok := FromCodex([]byte(line))
 		require.Equal(t, ok, len(ws) > 0)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/loopbreaker/loopbreaker/internal/thresholdflags"
@@ -97,8 +98,17 @@ func (f minutesFlag) String() string {
 }
 
 func (f minutesFlag) Set(s string) error {
-	if n, err := strconv.ParseInt(s, 10, 32); err == nil {
-		*f.d = time.Duration(n) * time.Minute
+	if _, err := strconv.ParseInt(s, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		// Whole minutes; a negative number is kept, for the flag's own
+		// check to name.
+		d, err := thresholdflags.ParseMinutes(strings.TrimPrefix(s, "-"))
+		if err != nil {
+			return err
+		}
+		if strings.HasPrefix(s, "-") {
+			d = -d
+		}
+		*f.d = d
 		return nil
 	}
 	d, err := time.ParseDuration(s)

@@ -59,6 +59,12 @@ func TestTimeoutTakesMinutesToo(t *testing.T) {
 	assert.Equal(t, 5*time.Minute, o.timeout)
 	_, err = parseFlags([]string{"-dir", dir, "-timeout", "soon"}, nil, Options{})
 	assert.Error(t, err)
+	_, err = parseFlags([]string{"-dir", dir, "-timeout", "-5"}, nil, Options{})
+	assert.ErrorContains(t, err, "-timeout must be positive, not -5m0s")
+	for _, tooLong := range []string{"400000000", "2147483647", "99999999999999999999"} {
+		_, err = parseFlags([]string{"-dir", dir, "-timeout", tooLong}, nil, Options{})
+		assert.ErrorContains(t, err, "longer than a duration holds", "%s minutes would overflow a time.Duration", tooLong)
+	}
 }
 
 // Thresholds come from .looprunrc in the directory, the environment wins
