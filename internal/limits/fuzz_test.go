@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 var fuzzSeeds = []string{
@@ -115,6 +117,22 @@ func FuzzHasAnchor(f *testing.F) {
 			t.Fatalf("hasAnchor(%q) = %v, a plain search says %v", text, got, want)
 		}
 	})
+}
+
+// Every anchor is found by the scan, alone and in (ASCII) upper case, within a
+// line: an anchor keyed by a pair of bytes it does not hold at the place
+// it names would never be.
+func TestEveryAnchorIsFound(t *testing.T) {
+	for _, a := range anchors {
+		assert.True(t, hasAnchor(a.word), "%q", a.word)
+		upper := []byte(a.word)
+		for i, c := range upper {
+			if 'a' <= c && c <= 'z' {
+				upper[i] = c - 'a' + 'A'
+			}
+		}
+		assert.True(t, hasAnchor("x "+string(upper)+" y"), "%q in upper case", a.word)
+	}
 }
 
 // asciiLower lower-cases the ASCII letters of s, as hasAnchor folds them.

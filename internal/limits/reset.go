@@ -114,6 +114,16 @@ func clauseAt(s string, i int, now time.Time, retries bool) when {
 	// A clause may follow an identifier's underscore: LangChain's
 	// "_achat_with_retry in 2.0 seconds".
 	if i == 0 || !isWordByte(s[i-1]) || s[i-1] == '_' {
+		// "wait until 21 April 2025", "try again after August 20, 2026 at
+		// 12:31": a date, where a duration does not follow.
+		for _, until := range [][]string{{"wait", "until"}, {"try", "again", "after"}} {
+			if end, ok := phraseAt(s, i, until...); ok {
+				if w := durationAt(s[end:], now); w.named {
+					return w
+				}
+				return parseWhen(s[end:], now)
+			}
+		}
 		for _, in := range [][]string{{"resets", "in"}, {"reset", "in"}, {"try", "again", "in"}, {"resets", "after"}, {"reset", "after"}, {"retry", "in"}, {"retry", "after"}, {"wait"}} {
 			if end, ok := phraseAt(s, i, in...); ok {
 				return durationAt(s[end:], now)
@@ -312,8 +322,18 @@ var mesesPT = map[string]time.Month{
 // own location. A time of day alone is the next such time: today if it is
 // still ahead, else tomorrow. A weekday is the next such day. A date
 // without a year is the next such date. A date with a year is taken as it
-// is, and is not usable once past.
+// is, and is not usable once past. A date with its year and no time is
+// the start of that day (dateOnly).
 func parseWhen(s string, now time.Time) when {
+	if w := parseClock(s, now); w.named {
+		return w
+	}
+	return dateOnly(s, now)
+}
+
+// parseClock reads a clock time, with the date or weekday before it, as
+// parseWhen does.
+func parseClock(s string, now time.Time) when {
 	m := whenRE().FindStringSubmatch(s)
 	if m == nil {
 		return when{}
@@ -411,6 +431,48 @@ func parseWhen(s string, now time.Time) when {
 		t = at(local.Year(), local.Month(), local.Day()+1)
 	}
 	return usable(t, now)
+}
+
+// dateRE reads a date with its year and no time, day first or month
+// first: "21 April 2025" (Copilot's "wait until 21 April 2025 for your
+// limit to reset"), "April 21, 2025".
+var dateRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^(?:(?P<day>\d{1,2})\s+(?P<month>[a-z]{3,9})|(?P<month2>[a-z]{3,9})\s+(?P<day2>\d{1,2})(?:st|nd|rd|th)?,?)\s+(?P<year>\d{4})\b`)
+})
+
+// dateOnly reads a date without a time from the start of s (see dateRE)
+// as the start of that day in now's location: a limit that lifts on a
+// day lifts when the day begins.
+func dateOnly(s string, now time.Time) when {
+	m := dateRE().FindStringSubmatch(s)
+	if m == nil {
+		return when{}
+	}
+	g := func(name string) string { return m[dateRE().SubexpIndex(name)] }
+	name, day := g("month"), g("day")
+	if name == "" {
+		name, day = g("month2"), g("day2")
+	}
+	mo, known := months[strings.ToLower(name[:3])]
+	if !known || !isMonthName(name, mo) {
+		return when{}
+	}
+	d, _ := strconv.Atoi(day)
+	y, _ := strconv.Atoi(g("year"))
+	t := time.Date(y, mo, d, 0, 0, 0, 0, now.Location())
+	if t.Day() != d {
+		return when{named: true} // "31 April 2025"
+	}
+	return usable(t, now)
+}
+
+// isMonthName reports whether name is mo's English name or its
+// abbreviation ("Apr", "April"), not a word that begins like one
+// ("Mayday").
+func isMonthName(name string, mo time.Month) bool {
+	full := strings.ToLower(mo.String())
+	name = strings.ToLower(name)
+	return name == full || name == full[:3] || mo == time.September && name == "sept"
 }
 
 // zoneOffset reads an offset from UTC as "GMT-3" and "UTC+05:30" write it

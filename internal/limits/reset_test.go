@@ -52,6 +52,13 @@ func TestParseWhen(t *testing.T) {
 		{"words", "(every 5h and every week.)", now, ""},
 		{"5 minutes is no clock", "5 minutes", now, ""},
 		{"5 amazing things is no clock", "5 amazing things", now, ""},
+		{"a date alone, day first: the start of the day", "21 February 2026 for your limit to reset", now, "2026-02-21T00:00:00+02:00"},
+		{"a date alone, month first", "Feb 21st, 2026.", now, "2026-02-21T00:00:00+02:00"},
+		{"a date alone, in the past", "21 January 2026", now, ""},
+		{"a date alone that does not exist", "31 April 2026", now, ""},
+		{"a word that begins like a month is none", "21 Mayday 2026", now, ""},
+		{"a date alone needs its year", "21 February for your limit to reset", now, ""},
+		{"a date with a time is that time, not the day's start", "August 20, 2026 at 12:31", time.Date(2026, 8, 17, 12, 0, 0, 0, time.UTC), "2026-08-20T12:31:00Z"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

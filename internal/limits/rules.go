@@ -27,6 +27,9 @@ type rule struct {
 	// JSON object or a Python dict ({"type":"rate_limit_error"}), not when
 	// prose or a document names the code.
 	field bool
+	// daily: a throttle whose message names its window: one of a day's
+	// (dailyQuota) is a usage window.
+	daily bool
 	// weak: a generic sign (a 429, "rate limit exceeded", an error code)
 	// that a look-alike's words in the same message overrule: a request
 	// too large for the context, a test's failure (see lookalikes).
@@ -146,6 +149,20 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, lead: true, needs: []string{"límite", "restablece"}},
 		{re: re(`\byou` + apostrophe + `re\s+out\s+of\s+codex\s+messages`),
 			kind: Wait, lead: true, needs: []string{"out", "codex"}},
+		// Kiro's "The monthly usage limit has been reached" and "You've
+		// reached your daily usage limit"; Copilot Free's "You've reached
+		// your monthly chat messages limit"; Codex's "You've reached your
+		// usage limit".
+		{re: re(`\bthe\s+(?:daily|weekly|monthly)\s+usage\s+limit\s+has\s+been\s+reached`),
+			kind: Wait, lead: true, needs: []string{"usage", "reached"}},
+		{re: re(`\byou` + apostrophe + `ve\s+reached\s+your\s+(?:(?:daily|weekly|monthly)\s+)?(?:usage|chat\s+messages|completions)\s+limit\b`),
+			kind: Wait, lead: true, needs: []string{"reached", "limit"}},
+		// Gemini Code Assist's and Antigravity's "Individual quota
+		// reached"; Qwen Code's "Free allocated quota exceeded" (a day's).
+		{re: re(`\bindividual\s+quota\s+reached\b`),
+			kind: Wait, needs: []string{"individual", "quota"}},
+		{re: re(`\bfree\s+allocated\s+quota\s+exceeded\b`),
+			kind: Wait, needs: []string{"allocated", "quota"}},
 
 		// Rate and capacity throttles, as their tools write them.
 		{re: re(`\brequest\s+rejected\s+\(429\)`),
@@ -158,8 +175,11 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, lead: true, needs: []string{"529", "overloaded"}},
 		{re: re(`\bAPI\s+Error:\s+Rate\s+limit\s+reached`),
 			kind: Wait, throttle: true, lead: true, needs: []string{"api", "reached"}},
-		{re: re(`\brate\s+limit\s+reached\s+for\s+(?:\S+\s+in\s+)?organization`),
-			kind: Wait, throttle: true, needs: []string{"organization", "reached"}},
+		// Groq's words too: "Rate limit reached for model `llama-3.1-8b`
+		// in organization ...". "on requests per day (RPD)" is a day's
+		// window.
+		{re: re(`\brate\s+limit\s+reached\s+for\s+(?:model\s+)?(?:\S+\s+in\s+)?organization`),
+			kind: Wait, throttle: true, daily: true, needs: []string{"organization", "reached"}},
 		// OpenAI's older words: "Rate limit reached for tokens. Limit:
 		// 150000.000000 / min."
 		{re: re(`\brate\s+limit\s+reached\s+for\s+(?:tokens|requests)\.\s+limit:`),
@@ -200,6 +220,15 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, needs: []string{"switching"}},
 		{re: re(`\btoo\s+many\s+(?:requests|tokens),\s+please\s+wait`),
 			kind: Wait, throttle: true, needs: []string{"many", "wait"}},
+		// xAI's "Too many tokens for team ..."; Huawei ModelArts' "Too many
+		// requests, the rate limit is 8000000 tokens per minute";
+		// OpenRouter's "... is temporarily rate-limited upstream".
+		{re: re(`\btoo\s+many\s+(?:tokens|requests)\s+for\s+team\b`),
+			kind: Wait, throttle: true, needs: []string{"many", "team"}},
+		{re: re(`\btoo\s+many\s+requests,\s+the\s+rate\s+limit\s+is\b`),
+			kind: Wait, throttle: true, needs: []string{"many", "rate"}},
+		{re: re(`\btemporarily\s+rate[\s-]limited\s+upstream\b`),
+			kind: Wait, throttle: true, needs: []string{"rate", "upstream"}},
 		// A 502, 503 or 504 from the model's API, or its word that it is
 		// overloaded: waited out briefly, like a throttle. A bare "503
 		// Service Unavailable" is not enough: a build's registry says it
@@ -208,6 +237,13 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, lead: true, why: "API Error ", needs: []string{"api", "50"}},
 		{re: re(`\bunexpected\s+status\s+(50[234])\b`),
 			kind: Wait, throttle: true, lead: true, why: "unexpected status ", needs: []string{"status", "50"}},
+		// A client that names the API: "Error: Anthropic API error: 502 Bad
+		// Gateway"; the JavaScript SDKs' status before an HTML page: "504
+		// <html>".
+		{re: re(`\b(?:anthropic|openai|gemini|deepseek|openrouter|mistral|groq|xai)\s+API\s+error\s*:\s*(50[234])\b`),
+			kind: Wait, throttle: true, why: "API error ", needs: []string{"api", "50"}},
+		{re: re(`\b(50[234])\s+<html>`),
+			kind: Wait, throttle: true, lead: true, weak: true, why: "HTTP ", needs: []string{"<html>", "50"}},
 		// A retrying client's last word: "All 2 attempts failed. Last
 		// status: 503 Service Unavailable."
 		{re: re(`\blast\s+status:\s+(50[234])\b`),
@@ -265,7 +301,7 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, capped: true, lead: true, open: true, needs: []string{"hit", "limit"}},
 		{re: re(`\byou` + apostrophe + `re\s+out\s+of\s+(?:usage\s+credits|extra\s+usage)`),
 			kind: Stop, capped: true, lead: true, open: true, needs: []string{"out", "usage"}},
-		{re: re(`\byou\s+have\s+reached\s+your\s+specified\s+api\s+usage\s+limits`),
+		{re: re(`\byou\s+have\s+reached\s+your\s+specified\s+(?:workspace\s+)?api\s+usage\s+limits`),
 			kind: Stop, capped: true, needs: []string{"specified"}},
 
 		// Refusals under the provider's usage or content policy: the
@@ -324,6 +360,13 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Loop, needs: []string{"repetitive", "pattern"}},
 		{re: re(`\b(?:consecutive\s+rounds|times\s+in\s+a\s+row)\s+with\s+identical\s+arguments\b`),
 			kind: Loop, needs: []string{"identical", "arguments"}},
+		// Roo Code's and Kilo Code's guard: "Roo appears to be stuck in a
+		// loop, attempting the same action (read_file) repeatedly";
+		// OpenHands' AgentStuckInLoopError.
+		{re: re(`\bappears\s+to\s+be\s+stuck\s+in\s+a\s+loop,\s+attempting\s+the\s+same\s+action\b`),
+			kind: Loop, needs: []string{"stuck", "same"}},
+		{re: regexp.MustCompile(`\bAgentStuckInLoopError\b`),
+			kind: Loop, needs: []string{"agentstuckinlooperror"}},
 
 		// Stops.
 		// An error code a client prints as a line of its own, not in an
@@ -354,6 +397,25 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, weak: true, why: "HTTP ", needs: []string{"401", "unauthorized"}},
 		{re: re(`\bAPI\s+Error\s*:\s*(401)\b`),
 			kind: Stop, lead: true, weak: true, why: "API Error ", needs: []string{"api", "401"}},
+		// OpenRouter's "Missing Authentication header"; the Python SDKs'
+		// "Error code: 401 - {...}".
+		{re: re(`\bmissing\s+authentication\s+header\b`),
+			kind: Stop, needs: []string{"missing", "authentication"}},
+		{re: re(`\berror\s+code:\s+(401)\s+-\s+[{\[]`),
+			kind: Stop, weak: true, why: "HTTP ", needs: []string{"code", "401"}},
+		// A model the account may not use, a person grants it: Bedrock's
+		// "You don't have access to the model with the specified model ID"
+		// and "Model access is denied"; Copilot's "You are not authorized
+		// to use this Copilot feature"; Gemini's "... without a billing
+		// account linked".
+		{re: re(`\byou\s+don` + apostrophe + `t\s+have\s+access\s+to\s+the\s+model\b`),
+			kind: Stop, needs: []string{"access", "model"}},
+		{re: re(`\bmodel\s+access\s+is\s+denied\b`),
+			kind: Stop, needs: []string{"access", "denied"}},
+		{re: re(`\byou\s+are\s+not\s+authorized\s+to\s+use\s+this\s+copilot\s+feature\b`),
+			kind: Stop, needs: []string{"authorized", "copilot"}},
+		{re: re(`\bwithout\s+a\s+billing\s+account\s+linked\b`),
+			kind: Stop, needs: []string{"billing", "linked"}},
 		{re: re(`\binsufficient\s+(?:balance|credits?|funds)\b`),
 			kind: Stop, lead: true, needs: []string{"insufficient"}},
 		{re: re(`\byour\s+(?:prepayment\s+|prepaid\s+)?credits\s+are\s+depleted`),
@@ -502,7 +564,7 @@ var lookalikes = compileAll(
 	`---\s+fail`, `_test\.go:\d`, `assertionerror`, `\bgot\b[^\n]*\bwant\b`,
 	`\bcause:\s[^\n]*\bsolution:\s`,
 	`npm\s+err!`, `registry\.npmjs\.org`, `registry\.yarnpkg\.com`, `pypi\.org`, `files\.pythonhosted\.org`,
-	`crates\.io`, `proxy\.golang\.org`, `api\.github\.com`, `docker\.io`,
+	`crates\.io`, `proxy\.golang\.org`, `api\.github\.com`, `docker\.io`, `resolving\s+package`,
 	`huggingface\.co/[^\s/]+/[^\s/]+/resolve/`,
 	`oauth/usage`, `wham/usage`, `failed\s+to\s+load\s+usage\s+data`, `\busage\s+api\b`,
 )

@@ -353,7 +353,7 @@ func (g sign) finding(now time.Time) finding {
 	}
 	text, rl := g.r.text, g.rule
 	f := finding{kind: rl.kind, why: rl.describe(text, g.m), throttle: rl.throttle}
-	if f.kind == Wait && f.throttle && rl.weak && g.daily {
+	if f.kind == Wait && f.throttle && (rl.weak || rl.daily) && g.daily {
 		f.throttle = false // a generic sign whose quota is a day's: a usage window
 	}
 	if f.kind == Wait || rl.capped {
@@ -428,6 +428,11 @@ var anchors = []struct {
 	// "expired", and the 40 of 401.
 	{"incorrect api key", 2}, {"pass a valid api key", 7}, {"invalid_api_key", 2}, {"api_key_invalid", 10},
 	{"x-api-key", 0}, {"authentication_error", 8}, {"oauth token has expired", 17}, {"401", 0},
+	// Keyed by the cc of "access" and of "stuck", the v of "individual",
+	// the c of "allocated", "authentication" and "copilot".
+	{"have access to the model", 6}, {"model access", 7}, {"stuck in a loop", 3}, {"agentstuckinloop", 8},
+	{"individual quota", 4}, {"allocated quota", 4}, {"missing authentication", 16},
+	{"authorized to use this copilot", 23}, {"billing account", 0},
 	// Keyed by the bytes of the middle dot of Claude Code's banners: a byte
 	// that plain ASCII output never holds.
 	{"api key ·", 8},

@@ -175,6 +175,29 @@ func TestTextsThatAreNoLimit(t *testing.T) {
 	})
 }
 
+// The sixth held-out set's families: usage windows of Kiro, Copilot Free,
+// Gemini Code Assist and Qwen Code; throttles of xAI and Groq; a model
+// the account may not use; the agents' own loop guards.
+func TestMoreToolsLimitsAndLoopGuards(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"Kiro's monthly window", "The monthly usage limit has been reached (request_id: 0e06d8cd)", Wait, ""},
+		{"Kiro's daily window", "You've reached your daily usage limit. Please return tomorrow to continue building.", Wait, ""},
+		{"Copilot Free's window, until a date", "You've reached your monthly chat messages limit. Upgrade to Copilot Pro (30-day free trial) or wait until 21 February 2026 for your limit to reset.", Wait, "2026-02-21T00:00:00+02:00"},
+		{"Codex, after a date", "You've reached your usage limit. Upgrade your plan or purchase credits to continue, or try again after February 20, 2026 at 12:31.", Wait, "2026-02-20T12:31:00+02:00"},
+		{"Gemini Code Assist's individual quota", "Error: Cloud Code Assist API error (429): Individual quota reached.", Wait, ""},
+		{"OpenAI's requests per day are a day's window", "Rate limit reached for o4-mini in organization org-x on requests per day (RPD): Limit 200, Used 200, Requested 1. Please try again in 7m12s.", Wait, "2026-01-29T16:36:45+02:00"},
+		{"OpenAI's tokens per minute are a throttle", "Rate limit reached for o4-mini in organization org-x on tokens per min (TPM): Limit 200, Used 200, Requested 1. Please try again in 2s.", Wait, "2026-01-29T16:29:35+02:00"},
+		{"Groq names the model", "Rate limit reached for model `llama-3.1-8b-instant` in organization `org_01` service tier `on_demand` on tokens per minute (TPM). Please try again in 4s.", Wait, "2026-01-29T16:29:37+02:00"},
+		{"xAI's team limit", `429 "Too many tokens for team e9fe19cb and model grok-4-0709."`, Wait, ""},
+		{"Bedrock's model access", "API Error: 403 You don't have access to the model with the specified model ID.", Stop, ""},
+		{"Copilot's policy", "✗ You are not authorized to use this Copilot feature, it requires an enterprise or organization policy to be enabled", Stop, ""},
+		{"Roo Code's guard", "Roo appears to be stuck in a loop, attempting the same action (read_file) repeatedly.", Loop, ""},
+		{"OpenHands' guard", "AgentStuckInLoopError: Agent got stuck in a loop", Loop, ""},
+		{"a package manager's 429", " INFO resolve: Resolving package: 'wasm-bindgen-cli'\n INFO Receiver status code 429 Too Many Requests, will wait for 60s and retry", None, ""},
+		{"prose about a stuck agent", "The agent appears to be stuck in a loop again.", None, ""},
+	})
+}
+
 // A key or a login the provider refuses: no waiting ends it, a person
 // fixes the key or logs in again.
 func TestRefusedKeysAndLoginsStop(t *testing.T) {
@@ -294,4 +317,15 @@ func TestWhyNamesTheLocalZoneByItsAbbreviation(t *testing.T) {
 	abbr, _ := l.Reset.Zone()
 	assert.Equal(t, "You've hit your limit (resets "+l.Reset.Format("2006-01-02 15:04")+" "+abbr+")", l.Why)
 	assert.NotContains(t, l.Why, "Local")
+}
+
+// OpenAI names the window of its rate limit: a day's is a usage window
+// that lifts at its reset, a minute's a throttle.
+func TestADaysRateLimitIsNoThrottle(t *testing.T) {
+	perDay := FromText("Rate limit reached for o4-mini in organization org-x on requests per day (RPD): Limit 200, Used 200, Requested 1. Please try again in 7m12s.", now)
+	assert.Equal(t, Wait, perDay.Kind)
+	assert.False(t, perDay.Throttle, "requests per day")
+	perMinute := FromText("Rate limit reached for o4-mini in organization org-x on tokens per min (TPM): Limit 200, Used 200, Requested 1. Please try again in 2s.", now)
+	assert.Equal(t, Wait, perMinute.Kind)
+	assert.True(t, perMinute.Throttle, "tokens per minute")
 }
