@@ -21,82 +21,71 @@ func burning(minutes int, cost float64, tokens int, rules SpendRules) Spend {
 }
 
 // A fleet worker that keeps the spend elsewhere asks the fleet's Spend
-// whether its burn rate refuses the loop, case by case.
-func TestSpendBurnRateRefusal(t *testing.T) {
+// whether its burn rate warns, from 80% of a cap and naming the rate
+// nearer its cap, or refuses the loop, case by case.
+func TestSpendBurnRateWarningAndRefusal(t *testing.T) {
 	dollars := SpendRules{MaxCostUSDPerMinute: 2}
 	tokens := SpendRules{MaxTokensPerMinute: 1000}
 	both := SpendRules{MaxCostUSDPerMinute: 1, MaxTokensPerMinute: 1000}
 	cases := []struct {
-		name  string
-		spend Spend
-		want  string // the refusal's text; "" for none
+		name   string
+		spend  Spend
+		warn   string // the warning's text; "" for none
+		refuse string // the refusal's text; "" for none
 	}{
-		{"no burn-rate cap", Spend{InBurnWindow: Usage{CostUSD: 1e6}, BurnWindow: 5 * time.Minute}, ""},
-		{"a cap but no burn window", Spend{InBurnWindow: Usage{CostUSD: 1e6}, MaxCostUSDPerMinute: 2}, ""},
-		{"nothing spent", burning(5, 0, 0, dollars), ""},
-		{"just below the dollars' cap", burning(5, 9.99, 0, dollars), ""},
-		{"at the dollars' cap", burning(5, 10, 0, dollars),
+		{"no burn-rate cap", Spend{InBurnWindow: Usage{CostUSD: 1e6}, BurnWindow: 5 * time.Minute}, "", ""},
+		{"a cap but no burn window", Spend{InBurnWindow: Usage{CostUSD: 1e6}, MaxCostUSDPerMinute: 2}, "", ""},
+		{"nothing spent", burning(5, 0, 0, dollars), "", ""},
+		{"just below 80%", burning(5, 7.99, 0, dollars), "", ""},
+		{"at 80%", burning(5, 8, 0, dollars),
+			"Burn rate near the cap: $1.60 a minute over the last 5 minutes (cap: $2.00 a minute)", ""},
+		{"just below the dollars' cap", burning(5, 9.99, 0, dollars),
+			"Burn rate near the cap: $1.998 a minute over the last 5 minutes (cap: $2.00 a minute)", ""},
+		{"at the dollars' cap, still warned", burning(5, 10, 0, dollars),
+			"Burn rate near the cap: $2.00 a minute over the last 5 minutes (cap: $2.00 a minute)",
 			"Burn rate cap reached: $2.00 a minute over the last 5 minutes (cap: $2.00 a minute)"},
 		{"over it, in a window of a minute", burning(1, 2.5, 0, dollars),
+			"Burn rate near the cap: $2.50 a minute over the last minute (cap: $2.00 a minute)",
 			"Burn rate cap reached: $2.50 a minute over the last minute (cap: $2.00 a minute)"},
 		{"at the tokens' cap", burning(5, 0, 5200, tokens),
+			"Burn rate near the cap: 1040 tokens a minute over the last 5 minutes (cap: 1000)",
 			"Burn rate cap reached: 1040 tokens a minute over the last 5 minutes (cap: 1000)"},
+		{"tokens nearer their cap than dollars", burning(5, 4, 4500, both),
+			"Burn rate near the cap: 900 tokens a minute over the last 5 minutes (cap: 1000)", ""},
+		{"dollars nearer their cap than tokens", burning(5, 4.5, 4000, both),
+			"Burn rate near the cap: $0.90 a minute over the last 5 minutes (cap: $1.00 a minute)", ""},
+		{"a tie: the dollars speak", burning(5, 4, 4000, both),
+			"Burn rate near the cap: $0.80 a minute over the last 5 minutes (cap: $1.00 a minute)", ""},
 		{"tokens at their cap, dollars below theirs", burning(5, 4, 5000, both),
+			"Burn rate near the cap: 1000 tokens a minute over the last 5 minutes (cap: 1000)",
 			"Burn rate cap reached: 1000 tokens a minute over the last 5 minutes (cap: 1000)"},
-		{"both at their caps: the dollars speak", burning(5, 5, 50_000, both),
+		{"both at their caps: the dollars' refuses, the nearer warns", burning(5, 5, 50_000, both),
+			"Burn rate near the cap: 10000 tokens a minute over the last 5 minutes (cap: 1000)",
 			"Burn rate cap reached: $1.00 a minute over the last 5 minutes (cap: $1.00 a minute)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, ok := tc.spend.BurnRateRefusal()
-			if tc.want == "" {
-				assert.False(t, ok)
-				assert.Equal(t, Reason{}, r)
-				return
-			}
-			require.True(t, ok)
-			assert.Equal(t, ReasonBurnRate, r.Kind)
-			assert.Equal(t, tc.want, r.String())
-			assert.Equal(t, int(tc.spend.BurnWindow/time.Minute), r.Window)
+			assertReason(t, ReasonBurnRateWarning, tc.warn)(tc.spend.BurnRateWarning())
+			assertReason(t, ReasonBurnRate, tc.refuse)(tc.spend.BurnRateRefusal())
 		})
 	}
 }
 
-// From 80% of a burn-rate cap the fleet's Spend warns, naming the rate
-// nearer its cap.
-func TestSpendBurnRateWarning(t *testing.T) {
-	dollars := SpendRules{MaxCostUSDPerMinute: 2}
-	both := SpendRules{MaxCostUSDPerMinute: 1, MaxTokensPerMinute: 1000}
-	cases := []struct {
-		name  string
-		spend Spend
-		want  string // the warning's text; "" for none
-	}{
-		{"no burn-rate cap", Spend{InBurnWindow: Usage{CostUSD: 1e6}, BurnWindow: 5 * time.Minute}, ""},
-		{"just below 80%", burning(5, 7.99, 0, dollars), ""},
-		{"at 80%", burning(5, 8, 0, dollars),
-			"Burn rate near the cap: $1.60 a minute over the last 5 minutes (cap: $2.00 a minute)"},
-		{"at the cap it still warns", burning(5, 10, 0, dollars),
-			"Burn rate near the cap: $2.00 a minute over the last 5 minutes (cap: $2.00 a minute)"},
-		{"tokens nearer their cap than dollars", burning(5, 4, 4500, both),
-			"Burn rate near the cap: 900 tokens a minute over the last 5 minutes (cap: 1000)"},
-		{"dollars nearer their cap than tokens", burning(5, 4.5, 4000, both),
-			"Burn rate near the cap: $0.90 a minute over the last 5 minutes (cap: $1.00 a minute)"},
-		{"a tie: the dollars speak", burning(5, 4, 4000, both),
-			"Burn rate near the cap: $0.80 a minute over the last 5 minutes (cap: $1.00 a minute)"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r, ok := tc.spend.BurnRateWarning()
-			if tc.want == "" {
-				assert.False(t, ok)
-				assert.Equal(t, Reason{}, r)
-				return
-			}
-			require.True(t, ok)
-			assert.Equal(t, ReasonBurnRateWarning, r.Kind)
-			assert.Equal(t, tc.want, r.String())
-		})
+// assertReason returns a check that a reason and its ok are a reason of
+// kind whose text is want, or for a want of "", no reason.
+func assertReason(t *testing.T, kind ReasonKind, want string) func(Reason, bool) {
+	t.Helper()
+	return func(r Reason, ok bool) {
+		t.Helper()
+		if want == "" {
+			assert.False(t, ok, "%s", r)
+			assert.Equal(t, Reason{}, r)
+			return
+		}
+		if assert.True(t, ok, "no %s", kind) {
+			assert.Equal(t, kind, r.Kind)
+			assert.Equal(t, want, r.String())
+		}
 	}
 }
 
@@ -128,15 +117,7 @@ func TestSpendWindowShareWarning(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, ok := Spend{Windows: tc.windows, MaxWindowShare: tc.limit}.WindowShareWarning()
-			if tc.want == "" {
-				assert.False(t, ok)
-				assert.Equal(t, Reason{}, r)
-				return
-			}
-			require.True(t, ok)
-			assert.Equal(t, ReasonWindowShareWarning, r.Kind)
-			assert.Equal(t, tc.want, r.String())
+			assertReason(t, ReasonWindowShareWarning, tc.want)(Spend{Windows: tc.windows, MaxWindowShare: tc.limit}.WindowShareWarning())
 		})
 	}
 }
@@ -144,8 +125,8 @@ func TestSpendWindowShareWarning(t *testing.T) {
 // A window used up to the cap refuses: it waits for its reset, or with
 // StopAtWindowShare, for a person.
 func TestWindowShareRefusalAndStop(t *testing.T) {
-	paris := time.FixedZone("CET", 3600)
-	reset := time.Date(2026, 1, 19, 12, 0, 0, 0, paris)
+	cet := time.FixedZone("CET", 3600)
+	reset := time.Date(2026, 1, 19, 12, 0, 0, 0, cet)
 	until := time.Date(2026, 1, 19, 14, 30, 0, 0, time.UTC)
 	cases := []struct {
 		name   string
@@ -167,21 +148,8 @@ func TestWindowShareRefusalAndStop(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, ok := tc.w.ShareRefusal(tc.limit, until)
-			s, stopOK := tc.w.ShareStop(tc.limit)
-			if tc.refuse == "" {
-				assert.False(t, ok)
-				assert.Equal(t, Reason{}, r)
-				assert.False(t, stopOK)
-				assert.Equal(t, Reason{}, s)
-				return
-			}
-			require.True(t, ok)
-			require.True(t, stopOK)
-			assert.Equal(t, ReasonWindowShare, r.Kind)
-			assert.Equal(t, tc.refuse, r.String())
-			assert.Equal(t, ReasonWindowShare, s.Kind)
-			assert.Equal(t, tc.stop, s.String())
+			assertReason(t, ReasonWindowShare, tc.refuse)(tc.w.ShareRefusal(tc.limit, until))
+			assertReason(t, ReasonWindowShare, tc.stop)(tc.w.ShareStop(tc.limit))
 		})
 	}
 }
