@@ -43,6 +43,13 @@ func InsufficientQuota() Reply {
 			"For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.")
 }
 
+// InvalidAPIKey is the Responses API's 401 for a key it does not take:
+// invalid_api_key, in the API's words ("Incorrect API key provided: ...").
+func InvalidAPIKey() Reply {
+	return openAIError(http.StatusUnauthorized, "invalid_request_error", "invalid_api_key",
+		"Incorrect API key provided: sk-fake****0000. You can find your API key at https://platform.openai.com/account/api-keys.")
+}
+
 // UsageLimitReached is the 429 with which the ChatGPT backend Codex signs
 // in to refuses a plan whose usage limit is spent: an error of type
 // usage_limit_reached with the plan and the Unix time the limit resets at

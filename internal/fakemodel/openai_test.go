@@ -213,13 +213,15 @@ func decodeAPIError(t *testing.T, resp *http.Response) apiError {
 // its type and code, the request id in x-request-id, and their headers:
 // a rate limit's retry-after (whole seconds, rounded up) and
 // x-ratelimit-* headers; a spent quota; Codex's usage limit with its
-// plan and reset; a script run out, and a path the API does not have.
+// plan and reset; a key refused; a script run out, and a path the API
+// does not have.
 func TestResponsesErrorsComeAsTheAPIGivesThem(t *testing.T) {
 	resets := time.Date(2026, 11, 26, 19, 6, 0, 0, time.UTC)
 	o := NewOpenAI(Script(
 		RateLimitExceeded("gpt-5.5", 1500*time.Millisecond),
 		InsufficientQuota(),
 		UsageLimitReached("plus", resets),
+		InvalidAPIKey(),
 	))
 	defer o.Close()
 
@@ -255,8 +257,15 @@ func TestResponsesErrorsComeAsTheAPIGivesThem(t *testing.T) {
 	assert.Equal(t, resets.Unix(), e.Error.ResetsAt)
 
 	resp = postOpenAI(t, o, "/responses", firstResponsesTurn)
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	e = decodeAPIError(t, resp)
+	assert.Equal(t, "invalid_request_error", e.Error.Type)
+	assert.Equal(t, "invalid_api_key", *e.Error.Code)
+	assert.True(t, strings.HasPrefix(e.Error.Message, "Incorrect API key provided: "))
+
+	resp = postOpenAI(t, o, "/responses", firstResponsesTurn)
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	assert.Contains(t, decodeAPIError(t, resp).Error.Message, "the script has 3 replies, and this is request 4")
+	assert.Contains(t, decodeAPIError(t, resp).Error.Message, "the script has 4 replies, and this is request 5")
 
 	get, err := http.Get(o.URL + "/models")
 	require.NoError(t, err)
@@ -265,8 +274,8 @@ func TestResponsesErrorsComeAsTheAPIGivesThem(t *testing.T) {
 	e = decodeAPIError(t, get)
 	assert.Equal(t, "Invalid URL (GET /v1/models)", e.Error.Message)
 	assert.Equal(t, "invalid_request_error", e.Error.Type)
-	assert.Len(t, o.Requests(), 5, "every request is recorded")
-	assert.Len(t, o.Turns(), 4)
+	assert.Len(t, o.Requests(), 6, "every request is recorded")
+	assert.Len(t, o.Turns(), 5)
 }
 
 // A response may fail midway: the stream starts and ends in

@@ -117,7 +117,10 @@ func re(expr string) *regexp.Regexp { return regexp.MustCompile(`(?i)` + expr) }
 // insufficient_quota and billing codes, and Codex's word for them, "Quota
 // exceeded. Check your plan and billing details."; Continue's "You have no credits
 // remaining"; a client's "HTTP 402 Payment Required"; Claude Code's
-// "Invalid API key · Please run /login" (authentication).
+// "Invalid API key · Please run /login" (authentication), and the APIs'
+// refusals of a key or a login: authentication_error, invalid_api_key,
+// API_KEY_INVALID, "Incorrect API key provided", "OAuth token has
+// expired", Codex's "unexpected status 401 Unauthorized".
 // rules is compiled on first use, so that a process that never reads a
 // limit (a hook, a short command) does not pay for it at start.
 var rules = sync.OnceValue(func() []rule {
@@ -332,6 +335,25 @@ var rules = sync.OnceValue(func() []rule {
 		// "Invalid API key · Fix external API key".
 		{re: re(`\binvalid\s+api\s+key\s*·\s*(?:please\s+run\s+/login|fix\s+external\s+api\s+key)`),
 			kind: Stop, lead: true, needs: []string{"invalid", "key"}},
+		// The APIs' own words for a key or a login they refuse: OpenAI's
+		// (and xAI's) "Incorrect API key provided", Gemini's "API key not
+		// valid. Please pass a valid API key.", Anthropic's "invalid
+		// x-api-key" and "OAuth token has expired"; Codex's "unexpected status 401 Unauthorized"
+		// and "last status: 401 Unauthorized"; an agent's "API Error: 401".
+		// A bare "401" or "Unauthorized" is not enough: a registry, a
+		// project's own server or a test says it too.
+		{re: re(`\bincorrect\s+api\s+key\s+provided\b`),
+			kind: Stop, needs: []string{"incorrect", "key"}},
+		{re: re(`\bapi\s+key\s+not\s+(?:valid|found)\.\s+please\s+pass\s+a\s+valid\s+api\s+key\b`),
+			kind: Stop, needs: []string{"pass", "valid"}},
+		{re: re(`\binvalid\s+x-api-key\b`),
+			kind: Stop, needs: []string{"x-api-key"}},
+		{re: re(`\boauth\s+token\s+has\s+expired\b`),
+			kind: Stop, weak: true, needs: []string{"oauth", "expired"}},
+		{re: re(`\b(?:unexpected\s+status|last\s+status:)\s+(401)\s+unauthorized\b`),
+			kind: Stop, weak: true, why: "HTTP ", needs: []string{"401", "unauthorized"}},
+		{re: re(`\bAPI\s+Error\s*:\s*(401)\b`),
+			kind: Stop, lead: true, weak: true, why: "API Error ", needs: []string{"api", "401"}},
 		{re: re(`\binsufficient\s+(?:balance|credits?|funds)\b`),
 			kind: Stop, lead: true, needs: []string{"insufficient"}},
 		{re: re(`\byour\s+(?:prepayment\s+|prepaid\s+)?credits\s+are\s+depleted`),
@@ -407,29 +429,36 @@ func codeFields() []rule {
 		code     string
 		kind     Kind
 		throttle bool
+		// auth: a key or login refused, a stop a look-alike's words
+		// overrule (a test that checks the code).
+		auth bool
 	}{
-		{"rate_limit_error", Wait, true},
-		{"rate_limit_exceeded", Wait, true},
-		{"rate_limited", Wait, true},
-		{"overloaded_error", Wait, true},
-		{"server_is_overloaded", Wait, true},
-		{"resource_exhausted", Wait, true},
-		{"ratelimitexceeded", Wait, true},
-		{"throttling_error", Wait, true},
-		{"usage_limit_reached", Wait, false},
-		{"quota_exhausted", Wait, false},
-		{"insufficient_quota", Stop, false},
-		{"billing_hard_limit_reached", Stop, false},
-		{"billing_not_active", Stop, false},
-		{"content_policy_violation", Stop, false},
-		{"quota_exceeded", Stop, false},
+		{"rate_limit_error", Wait, true, false},
+		{"rate_limit_exceeded", Wait, true, false},
+		{"rate_limited", Wait, true, false},
+		{"overloaded_error", Wait, true, false},
+		{"server_is_overloaded", Wait, true, false},
+		{"resource_exhausted", Wait, true, false},
+		{"ratelimitexceeded", Wait, true, false},
+		{"throttling_error", Wait, true, false},
+		{"usage_limit_reached", Wait, false, false},
+		{"quota_exhausted", Wait, false, false},
+		{"insufficient_quota", Stop, false, false},
+		{"billing_hard_limit_reached", Stop, false, false},
+		{"billing_not_active", Stop, false, false},
+		{"content_policy_violation", Stop, false, false},
+		{"quota_exceeded", Stop, false, false},
+		// Anthropic's error type, OpenAI's code, Gemini's reason.
+		{"authentication_error", Stop, false, true},
+		{"invalid_api_key", Stop, false, true},
+		{"api_key_invalid", Stop, false, true},
 	} {
 		expr, need := codeField(c.code), c.code
 		if c.code == "overloaded_error" {
 			// Wrapped by a terminal: "overload     ed_error".
 			expr, need = codeField(`overload\s*ed_error`), "overload"
 		}
-		rs = append(rs, rule{re: re(expr), kind: c.kind, throttle: c.throttle, field: true, weak: c.kind != Stop,
+		rs = append(rs, rule{re: re(expr), kind: c.kind, throttle: c.throttle, field: true, weak: c.kind != Stop || c.auth,
 			why: "API error ", needs: []string{need}})
 	}
 	return rs

@@ -423,6 +423,11 @@ var anchors = []struct {
 	{"loop detected", 9}, {"loop was detected", 13}, {"busy", 0}, {"safeguards", 4},
 	{"identical arguments", 12}, {"capacity", 4}, {"límite", 3}, {"public_error_unsafe", 2},
 	{"exact same tool", 3}, {"rejected as", 4},
+	// A key or login refused: keyed by the c of "incorrect" and of
+	// "authentication", the v of "valid", the x of "x-api-key" and of
+	// "expired", and the 40 of 401.
+	{"incorrect api key", 2}, {"pass a valid api key", 7}, {"invalid_api_key", 2}, {"api_key_invalid", 10},
+	{"x-api-key", 0}, {"authentication_error", 8}, {"oauth token has expired", 17}, {"401", 0},
 	// Keyed by the bytes of the middle dot of Claude Code's banners: a byte
 	// that plain ASCII output never holds.
 	{"api key ·", 8},

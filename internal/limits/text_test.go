@@ -168,6 +168,26 @@ func TestTextsThatAreNoLimit(t *testing.T) {
 		{"GitHub's headers, its window spent", "X-RateLimit-Limit: 60\nX-RateLimit-Remaining: 0\nX-RateLimit-Reset: 1769700000", None, ""},
 		{"Docker Hub's headers, its window spent", "RateLimit-Limit: 100;w=21600\nRateLimit-Remaining: 0;w=21600", None, ""},
 		{"a subscription window allowed", "anthropic-ratelimit-unified-status = allowed\nanthropic-ratelimit-unified-reset = 1769709600", None, ""},
+		{"a test that checks an authentication error", "--- FAIL: TestClientRefusesBadKey (0.00s)\n    client_test.go:31: got {\"type\":\"authentication_error\"}, want nil", None, ""},
+		{"a bare 401 of the code under test", "GET /api/me: got 401 Unauthorized, want 200", None, ""},
+		{"a registry refuses its token", "npm error code E401\nnpm error Unable to authenticate, your authentication token seems to be invalid.", None, ""},
+		{"prose about a key error", "Handled the invalid_api_key code in `client.go`, and an expired OAuth token too.", None, ""},
+	})
+}
+
+// A key or a login the provider refuses: no waiting ends it, a person
+// fixes the key or logs in again.
+func TestRefusedKeysAndLoginsStop(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"OpenAI's code", `{"message":"Incorrect API key provided: sk-...Ss8A.","type":"invalid_request_error","code":"invalid_api_key","param":null}`, Stop, ""},
+		{"OpenAI's words, without a body", "401 Incorrect API key provided: sk-...lETQ.", Stop, ""},
+		{"Anthropic's error type", `API request failed: 401 {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, Stop, ""},
+		{"Claude Code's expired login", `API Error: 401 {"type":"error","error":{"type":"authentication_error","message":"OAuth token has expired. Please obtain a new token or refresh your existing token."}} · Please run /login`, Stop, ""},
+		{"Gemini's words", "✕ [API Error: API key not valid. Please pass a valid API key. (Status: INVALID_ARGUMENT)]", Stop, ""},
+		{"Gemini's reason", `{"error":{"code":400,"status":"INVALID_ARGUMENT","details":[{"reason":"API_KEY_INVALID"}]}}`, Stop, ""},
+		{"Codex gives up on a 401", "ERROR: exceeded retry limit, last status: 401 Unauthorized, request id: 9a4af5870a31a58e-WAW", Stop, ""},
+		{"Codex's unexpected status", "unexpected status 401 Unauthorized: Invalid API key, url: http://localhost:20128/v1/responses", Stop, ""},
+		{"an agent's API Error without a body", "✕ [API Error: 401 status code (no body)]", Stop, ""},
 	})
 }
 

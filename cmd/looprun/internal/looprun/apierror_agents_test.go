@@ -47,3 +47,28 @@ func TestClaudeCodeAuthenticationFailureStopsForAPerson(t *testing.T) {
 		})
 	}
 }
+
+// A key the API does not take, through Codex (OpenAI's 401
+// invalid_api_key) and Gemini CLI (the Gemini API's API_KEY_INVALID):
+// each agent prints the API's refusal in its own words, the provider
+// limits read them as a stop, and looprun stops at once for a person
+// (exit 8), counting no failure, where the same failure again and again
+// would have had it try the same key until the circuit opened.
+func TestRefusedKeysStopCodexAndGeminiForAPerson(t *testing.T) {
+	t.Run("Codex", func(t *testing.T) {
+		p := newCodexProject(t, fakemodel.Always(fakemodel.InvalidAPIKey()), map[string]string{})
+		out, code := p.looprun(t, nil, "fix the tests")
+		require.Equal(t, exitProvider, code, out)
+		assert.Contains(t, out, "Provider stopped the loop (no waiting ends this)")
+		assert.Contains(t, out, "failures: 0")
+		assert.NotContains(t, out, "OPEN")
+	})
+	t.Run("Gemini CLI", func(t *testing.T) {
+		p := newGeminiProject(t, fakemodel.Always(fakemodel.APIKeyInvalid()), map[string]string{})
+		out, code := p.looprun(t, nil, "-p", "fix the tests", "--output-format", "stream-json")
+		require.Equal(t, exitProvider, code, out)
+		assert.Contains(t, out, "Provider stopped the loop (no waiting ends this)")
+		assert.Contains(t, out, "failures: 0")
+		assert.NotContains(t, out, "OPEN")
+	})
+}
