@@ -59,3 +59,54 @@ func Example_burnRate() {
 	// warning: Burn rate near the cap: $1.60 a minute over the last 5 minutes (cap: $2.00 a minute)
 	// Burn rate cap reached: $2.20 a minute over the last 5 minutes (cap: $2.00 a minute) - retry after 3m0s
 }
+
+// A fleet worker that keeps the usage windows in a shared store of its own
+// makes the warnings and refusals a breaker would from what the store
+// holds: the fleet's Spend warns, and the report at the cap refuses until
+// the window resets.
+func ExampleSpend_WindowShareWarning() {
+	reset := time.Date(2026, 1, 19, 11, 0, 0, 0, time.UTC)
+	fleet := loopbreaker.Spend{
+		MaxWindowShare: 80,
+		Windows: []loopbreaker.Window{
+			{Length: 5 * time.Hour, Used: 70, Reset: reset, Source: "api.anthropic.com"},
+			{Length: 7 * 24 * time.Hour, Used: 30, Source: "Claude Code"},
+		},
+	}
+	if warning, ok := fleet.WindowShareWarning(); ok {
+		fmt.Println("warning:", warning)
+	}
+	// A later report: the 5-hour window is used up to the cap.
+	fleet.Windows[0].Used = 85
+	if refusal, ok := fleet.Windows[0].ShareRefusal(fleet.MaxWindowShare, reset); ok {
+		fmt.Println(refusal)
+	}
+	// Output:
+	// warning: Window share 70% of the 5-hour window used (cap: 80%); resets 2026-01-19 11:00 UTC
+	// Window share cap reached: 85% of the 5-hour window used (cap: 80%); resets 2026-01-19 11:00 UTC
+}
+
+// A fleet worker that adds up the fleet's spend in a store of its own
+// asks the fleet's Spend whether its burn rate warns or refuses: $9 in the
+// last 5 minutes against a cap of $2 a minute, then $11.
+func ExampleSpend_BurnRateRefusal() {
+	fleet := loopbreaker.Spend{
+		InBurnWindow:        loopbreaker.Usage{CostUSD: 9},
+		BurnWindow:          5 * time.Minute,
+		MaxCostUSDPerMinute: 2,
+	}
+	if warning, ok := fleet.BurnRateWarning(); ok {
+		fmt.Println("warning:", warning)
+	}
+	if _, ok := fleet.BurnRateRefusal(); !ok {
+		fmt.Println("allowed")
+	}
+	fleet.InBurnWindow.CostUSD = 11
+	if refusal, ok := fleet.BurnRateRefusal(); ok {
+		fmt.Println(refusal)
+	}
+	// Output:
+	// warning: Burn rate near the cap: $1.80 a minute over the last 5 minutes (cap: $2.00 a minute)
+	// allowed
+	// Burn rate cap reached: $2.20 a minute over the last 5 minutes (cap: $2.00 a minute)
+}

@@ -129,6 +129,23 @@ func (s Spend) TokensPerMinute() float64 {
 	return float64(s.InBurnWindow.Tokens()) / s.BurnWindow.Minutes()
 }
 
+// BurnRateRefusal returns the [ReasonBurnRate] refusal of the burn-rate
+// cap that s reaches ([SpendRules.MaxCostUSDPerMinute],
+// MaxTokensPerMinute), with the rate, the cap and the burn window's
+// minutes: the dollars' cap when both are reached. It returns false when
+// neither is, and without a burn-rate cap or a BurnWindow. A breaker
+// gives it itself in [Decision.Reason]; a fleet worker that keeps the
+// spend elsewhere calls it on the fleet's Spend.
+func (s Spend) BurnRateRefusal() (Reason, bool) { return s.burnRate(ReasonBurnRate) }
+
+// BurnRateWarning returns the [ReasonBurnRateWarning] of the burn rate,
+// once it is 80% of its cap or more: of the dollars a minute or the
+// tokens a minute, the rate nearer its cap (the dollars' on a tie), with
+// the rate, the cap and the burn window's minutes. It still warns at the
+// cap and over it. It returns false below 80%, and without a burn-rate
+// cap or a BurnWindow. A breaker gives it itself in [Decision.Warnings].
+func (s Spend) BurnRateWarning() (Reason, bool) { return s.burnRate(ReasonBurnRateWarning) }
+
 // burnRate returns the first burn-rate cap reached (dollars before
 // tokens) as a reason of kind, or for a warning (kind
 // ReasonBurnRateWarning) the rate most spent from spendWarningPercent of
@@ -489,7 +506,7 @@ func (b *CircuitBreaker) spendRefusal(s Spend, now time.Time) (r Reason, wait ti
 	if spent {
 		return r, b.spend.hour.retryAfter(s.MaxTokensPerHour, s.MaxCostUSDPerHour, now), false, true
 	}
-	if r, ok := s.burnRate(ReasonBurnRate); ok {
+	if r, ok := s.BurnRateRefusal(); ok {
 		minutes := s.BurnWindow.Minutes()
 		tokenCap := 0
 		if s.MaxTokensPerMinute > 0 {
@@ -511,10 +528,10 @@ func spendWarnings(s Spend) []Reason {
 	if r := s.warningReason(); r.Kind != ReasonNone {
 		ws = append(ws, r)
 	}
-	if r, ok := windowWarning(s.Windows, s.MaxWindowShare); ok {
+	if r, ok := s.WindowShareWarning(); ok {
 		ws = append(ws, r)
 	}
-	if r, ok := s.burnRate(ReasonBurnRateWarning); ok {
+	if r, ok := s.BurnRateWarning(); ok {
 		ws = append(ws, r)
 	}
 	return ws

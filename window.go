@@ -132,9 +132,8 @@ func (b *CircuitBreaker) windowSeen(w Window, now time.Time) {
 		ws.reports = append(ws.reports[:0], ws.reports[1:]...)
 	}
 	ws.reports = append(ws.reports, windowReport{w: w, until: until})
-	limit := b.cfg.Spend.MaxWindowShare
-	if b.cfg.Spend.StopAtWindowShare && limit > 0 && w.Used >= float64(limit) && ws.stopped.Kind == ReasonNone {
-		ws.stopped = windowReason(ReasonWindowShare, w, limit, "no waiting ends this: resume the loop, or raise the cap")
+	if stop, ok := w.ShareStop(b.cfg.Spend.MaxWindowShare); ok && b.cfg.Spend.StopAtWindowShare && ws.stopped.Kind == ReasonNone {
+		ws.stopped = stop
 	}
 }
 
@@ -168,27 +167,34 @@ func (b *CircuitBreaker) windowRefusal(now time.Time) (r Reason, wait time.Durat
 	var longest *windowReport
 	reports := b.windowsAt(now)
 	for i := range reports {
-		if reports[i].w.Used >= float64(limit) && (longest == nil || reports[i].until.After(longest.until)) {
+		if reports[i].w.reaches(limit) && (longest == nil || reports[i].until.After(longest.until)) {
 			longest = &reports[i]
 		}
 	}
 	if longest == nil {
 		return Reason{}, 0, false, false
 	}
-	return windowReason(ReasonWindowShare, longest.w, limit, resetTail(longest)), longest.until.Sub(now), false, true
+	r, _ = longest.w.ShareRefusal(limit, longest.until)
+	return r, longest.until.Sub(now), false, true
 }
 
-// windowWarning returns the [ReasonWindowShareWarning] of the most used
-// window of ws, from windowWarningPercent of the cap limit on; false
-// below it.
-func windowWarning(ws []Window, limit int) (Reason, bool) {
+// WindowShareWarning returns the [ReasonWindowShareWarning] of the most
+// used of s.Windows (of two used alike, the older report), once it is
+// used 80% of [SpendRules.MaxWindowShare] or more, at the cap and over it
+// too; its Message says when the window resets, or is empty when the
+// report gave no Reset. It returns false below 80%, without windows, and
+// without a MaxWindowShare. A breaker gives it itself in
+// [Decision.Warnings]; a fleet worker that keeps the windows elsewhere
+// calls it on the fleet's Spend.
+func (s Spend) WindowShareWarning() (Reason, bool) {
+	limit := s.MaxWindowShare
 	if limit <= 0 {
 		return Reason{}, false
 	}
 	var most *Window
-	for i := range ws {
-		if most == nil || ws[i].Used > most.Used {
-			most = &ws[i]
+	for i := range s.Windows {
+		if most == nil || s.Windows[i].Used > most.Used {
+			most = &s.Windows[i]
 		}
 	}
 	if most == nil || most.Used*100 < float64(limit*windowWarningPercent) {
@@ -201,16 +207,43 @@ func windowWarning(ws []Window, limit int) (Reason, bool) {
 	return windowReason(ReasonWindowShareWarning, *most, limit, tail), true
 }
 
+// ShareRefusal returns the [ReasonWindowShare] refusal of w once it is
+// used up to limit, the cap in percent ([SpendRules.MaxWindowShare]), or
+// over it: the loop waits for the window to reset. The reason's Message
+// says when w resets; for a w with no Reset, that its report counts
+// until until (the Length, or [LimitRules.Wait], after it was made). It
+// returns false below the cap, and for a limit of zero or less (no cap).
+// A breaker gives it itself in [Decision.Reason]; a fleet worker that
+// keeps the windows elsewhere calls it for the report that lasts longest.
+func (w Window) ShareRefusal(limit int, until time.Time) (Reason, bool) {
+	if limit <= 0 || !w.reaches(limit) {
+		return Reason{}, false
+	}
+	tail := "resets " + w.Reset.Format(windowTimeLayout)
+	if w.Reset.IsZero() {
+		tail = "no reset time given: counted until " + until.Format(windowTimeLayout)
+	}
+	return windowReason(ReasonWindowShare, w, limit, tail), true
+}
+
+// ShareStop returns the [ReasonWindowShare] refusal that
+// [SpendRules.StopAtWindowShare] makes once w is used up to limit, the
+// cap in percent, or over it: no waiting ends it, and its Message says
+// so. It returns false below the cap, and for a limit of zero or less.
+// Whether StopAtWindowShare is set is the caller's to judge: a breaker
+// gives this reason itself, a fleet worker stores it for the fleet.
+func (w Window) ShareStop(limit int) (Reason, bool) {
+	if limit <= 0 || !w.reaches(limit) {
+		return Reason{}, false
+	}
+	return windowReason(ReasonWindowShare, w, limit, "no waiting ends this: resume the loop, or raise the cap"), true
+}
+
+// reaches reports whether w is used up to the cap limit, in percent.
+func (w Window) reaches(limit int) bool { return w.Used >= float64(limit) }
+
 // windowTimeLayout is how a window's reset is written in a reason.
 const windowTimeLayout = "2006-01-02 15:04 MST"
-
-// resetTail says when the window of r resets, for a reason.
-func resetTail(r *windowReport) string {
-	if r.w.Reset.IsZero() {
-		return "no reset time given: counted until " + r.until.Format(windowTimeLayout)
-	}
-	return "resets " + r.w.Reset.Format(windowTimeLayout)
-}
 
 // windowReason is a window share reason of kind: Count is the share used,
 // in whole percent, Threshold the cap, Window the window's length in

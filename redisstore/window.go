@@ -14,8 +14,10 @@ import (
 // windows ([loopbreaker.SpendRules.MaxWindowShare]) and the burn rate
 // ([loopbreaker.SpendRules.MaxCostUSDPerMinute], MaxTokensPerMinute). The
 // script keeps the reports and the spend and decides; the reasons and
-// warnings are made here, from what it answers, as a breaker makes them.
-// The conformance test holds the two to each other.
+// warnings are made here, from what it answers, by the breaker's own
+// ([loopbreaker.Spend.WindowShareWarning], BurnRateWarning,
+// BurnRateRefusal; [loopbreaker.Window.ShareRefusal], ShareStop). The
+// conformance test holds the script to a breaker.
 
 // A worker hears the usage windows a transport reads in a response's
 // headers.
@@ -24,14 +26,6 @@ var _ transport.WindowMeter = (*Worker)(nil)
 // maxWindows bounds the windows the fleet keeps, as a breaker does: a
 // ninth drops the oldest report in force.
 const maxWindows = 8
-
-// windowStopText is the Message of the window share's stop, as a
-// breaker gives it.
-const windowStopText = "no waiting ends this: resume the loop, or raise the cap"
-
-// windowTimeLayout is how a window's reset is written in a reason, as a
-// breaker writes it.
-const windowTimeLayout = "2006-01-02 15:04 MST"
 
 // windowReport is the latest report of one window, as the fleet keeps it.
 type windowReport struct {
@@ -112,11 +106,11 @@ func (w *Worker) windowArgs(win loopbreaker.Window, now time.Time) []any {
 // windowStopOf returns the stop (a reason, JSON) that the report win puts
 // in force with StopAtWindowShare: "" below the cap, or without it.
 func (w *Worker) windowStopOf(win loopbreaker.Window) string {
-	s := w.shared
-	if !s.stopAtWindowShare || s.maxWindowShare <= 0 || win.Used < float64(s.maxWindowShare) {
+	stop, ok := win.ShareStop(w.shared.maxWindowShare)
+	if !w.shared.stopAtWindowShare || !ok {
 		return ""
 	}
-	return reasonJSON(windowReason(loopbreaker.ReasonWindowShare, win, s.maxWindowShare, windowStopText))
+	return reasonJSON(stop)
 }
 
 // windowRejoinArgs returns the rejoin's arguments for the usage windows:
@@ -140,16 +134,16 @@ func (w *Worker) windowWait(r reply) (loopbreaker.Reason, time.Time, bool) {
 	if limit <= 0 || w.shared.stopAtWindowShare {
 		return loopbreaker.Reason{}, time.Time{}, false
 	}
-	var longest *windowReport
-	for i := range r.windows {
-		if rep := &r.windows[i]; rep.w.Used >= float64(limit) && (longest == nil || rep.until.After(longest.until)) {
-			longest = rep
+	var (
+		refusal loopbreaker.Reason
+		until   time.Time
+	)
+	for _, rep := range r.windows {
+		if reason, ok := rep.w.ShareRefusal(limit, rep.until); ok && (refusal.Kind == loopbreaker.ReasonNone || rep.until.After(until)) {
+			refusal, until = reason, rep.until
 		}
 	}
-	if longest == nil {
-		return loopbreaker.Reason{}, time.Time{}, false
-	}
-	return windowReason(loopbreaker.ReasonWindowShare, longest.w, limit, resetTail(longest)), longest.until, true
+	return refusal, until, refusal.Kind != loopbreaker.ReasonNone
 }
 
 // windowRefusal returns the reason of a refusal the script says the
@@ -167,46 +161,6 @@ func (w *Worker) windowRefusal(r reply) loopbreaker.Reason {
 	return reason
 }
 
-// windowWarning returns the window share's warning from 80% of the cap,
-// for the most used window of ws, as a breaker gives it; false below.
-func windowWarning(ws []loopbreaker.Window, limit int) (loopbreaker.Reason, bool) {
-	if limit <= 0 {
-		return loopbreaker.Reason{}, false
-	}
-	var most *loopbreaker.Window
-	for i := range ws {
-		if most == nil || ws[i].Used > most.Used {
-			most = &ws[i]
-		}
-	}
-	if most == nil || most.Used*100 < float64(limit*warningPercent) {
-		return loopbreaker.Reason{}, false
-	}
-	tail := ""
-	if !most.Reset.IsZero() {
-		tail = "resets " + most.Reset.Format(windowTimeLayout)
-	}
-	return windowReason(loopbreaker.ReasonWindowShareWarning, *most, limit, tail), true
-}
-
-// warningPercent is the share of a cap from which a warning is given.
-const warningPercent = 80
-
-// resetTail says when the window of r resets, for a reason.
-func resetTail(r *windowReport) string {
-	if r.w.Reset.IsZero() {
-		return "no reset time given: counted until " + r.until.Format(windowTimeLayout)
-	}
-	return "resets " + r.w.Reset.Format(windowTimeLayout)
-}
-
-// windowReason is a window share reason of kind: Count is the share used,
-// in whole percent, Threshold the cap, Window the window's length in
-// minutes, Message tail.
-func windowReason(kind loopbreaker.ReasonKind, w loopbreaker.Window, limit int, tail string) loopbreaker.Reason {
-	return loopbreaker.Reason{Kind: kind, Count: int(w.Used), Threshold: limit, Window: int(w.Length / time.Minute), Message: tail}
-}
-
 // windowsOf returns the windows of reports, for Stats; nil for none.
 func windowsOf(reports []windowReport) []loopbreaker.Window {
 	if len(reports) == 0 {
@@ -219,51 +173,28 @@ func windowsOf(reports []windowReport) []loopbreaker.Window {
 	return ws
 }
 
-// burnRate returns the first burn-rate cap s reaches (dollars before
-// tokens) as a reason of kind, or for a warning
-// ([loopbreaker.ReasonBurnRateWarning]) the rate most spent from 80% of
-// its cap on, as a breaker does; false when none is.
-func burnRate(s loopbreaker.Spend, kind loopbreaker.ReasonKind) (loopbreaker.Reason, bool) {
-	share := 100
-	if kind == loopbreaker.ReasonBurnRateWarning {
-		share = warningPercent
-	}
-	minutes := int(s.BurnWindow / time.Minute)
-	cost, tokens := s.CostPerMinute(), s.TokensPerMinute()
-	costShare, tokenShare := -1.0, -1.0
-	if s.MaxCostUSDPerMinute > 0 {
-		costShare = cost * 100 / s.MaxCostUSDPerMinute
-	}
-	if s.MaxTokensPerMinute > 0 {
-		tokenShare = tokens * 100 / float64(s.MaxTokensPerMinute)
-	}
-	switch {
-	case costShare >= float64(share) && (kind == loopbreaker.ReasonBurnRate || costShare >= tokenShare):
-		return loopbreaker.Reason{Kind: kind, CostUSD: cost, MaxCostUSD: s.MaxCostUSDPerMinute, Window: minutes}, true
-	case tokenShare >= float64(share):
-		return loopbreaker.Reason{Kind: kind, Count: int(tokens), Threshold: s.MaxTokensPerMinute, Window: minutes}, true
-	}
-	return loopbreaker.Reason{}, false
-}
-
 // burnRefusal returns the reason of a refusal the script says the burn
 // rate made.
 func burnRefusal(s loopbreaker.Spend) loopbreaker.Reason {
-	if r, ok := burnRate(s, loopbreaker.ReasonBurnRate); ok {
+	if r, ok := s.BurnRateRefusal(); ok {
 		return r
 	}
+	// The script's spend and the worker's config disagree (a worker of
+	// other settings): the kind and the caps at least.
 	return loopbreaker.Reason{Kind: loopbreaker.ReasonBurnRate, MaxCostUSD: s.MaxCostUSDPerMinute, Threshold: s.MaxTokensPerMinute,
 		Window: int(s.BurnWindow / time.Minute)}
 }
 
 // shareWarnings returns the warnings of the window share and the burn
-// rate that s, the fleet's spend, is in, in a breaker's order.
+// rate that s, the fleet's spend, is in, in a breaker's order. Unlike a
+// breaker's warnings it leaves out the spend caps' warning, which comes
+// before them: the script names the cap it warns of (spendWarning).
 func shareWarnings(s loopbreaker.Spend) []loopbreaker.Reason {
 	var ws []loopbreaker.Reason
-	if r, ok := windowWarning(s.Windows, s.MaxWindowShare); ok {
+	if r, ok := s.WindowShareWarning(); ok {
 		ws = append(ws, r)
 	}
-	if r, ok := burnRate(s, loopbreaker.ReasonBurnRateWarning); ok {
+	if r, ok := s.BurnRateWarning(); ok {
 		ws = append(ws, r)
 	}
 	return ws
