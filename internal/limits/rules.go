@@ -41,6 +41,13 @@ type rule struct {
 	// expression runs only on a region that holds them all (a region holds
 	// a few limit messages at most, and this spares it most of the rules).
 	needs []string
+	// generic: a fallback, the plain words of a limit ("rate limited",
+	// "quota reached", "stuck in a loop") that no tool's own wording
+	// names. It counts only where no other rule's sign stands in the
+	// region, and only in a region that names a model, a provider or an
+	// agent (modelContext): a build's "too many requests" is not the
+	// model's. Generic rules are weak and lead their line.
+	generic bool
 }
 
 // apostrophe matches the apostrophe of "You've" as Claude Code, claude.ai
@@ -480,8 +487,36 @@ var rules = sync.OnceValue(func() []rule {
 		// look-alike.
 		{re: re(`\b(?:HTTP\s+)?402\s+Payment\s+Required\b`),
 			kind: Stop, lead: true, weak: true, needs: []string{"402", "payment"}},
-	}, codeFields()...)
+	}, append(codeFields(), genericRules()...)...)
 })
+
+// genericRules are the fallbacks (rule.generic): the plain words of a
+// usage window reached, a rate limit hit, an overloaded server, credit run
+// out and an agent stuck in a loop, as a tool or an API the rules were not
+// written from may put them.
+func genericRules() []rule {
+	g := func(expr string, kind Kind, throttle bool, needs ...string) rule {
+		return rule{re: re(expr), kind: kind, throttle: throttle, lead: true, weak: true, generic: true, needs: needs}
+	}
+	return []rule{
+		g(`\b(?:you(?:`+apostrophe+`ve|\s+have)\s+)?(?:reached|exceeded|hit)\s+(?:your|the)\s+(?:[\w-]+\s+){0,3}?(?:usage|messages?|requests?|credits?|plan)\s+limits?\b`, Wait, false, "limit"),
+		g(`\b(?:usage|messages?|plan)\s+limit\s+(?:has\s+been\s+|was\s+)?(?:reached|exceeded|hit)\b`, Wait, false, "limit"),
+		g(`\bquota\s+(?:has\s+been\s+|was\s+|is\s+)?(?:reached|exhausted|used\s+up)\b`, Wait, false, "quota"),
+		g(`\brate[\s_-]?limit(?:ed|\s+(?:reached|hit|error)|s\s+exceeded)\b`, Wait, true, "limit"),
+		g(`\btoo\s+many\s+(?:requests|tokens)\b`, Wait, true, "many"),
+		g(`\b(?:(?:the\s+)?(?:model|server|service|api|provider)\s+(?:is\s+)?)?(?:at|over)\s+capacity\b`, Wait, true, "capacity"),
+		g(`\b(?:out\s+of|no|not\s+enough)\s+credits?\b`, Stop, false, "credit"),
+		g(`\b(?:agent\s+(?:is\s+|got\s+)?)?(?:stuck\s+in\s+an?\s+(?:infinite\s+)?loop|(?:infinite\s+|endless\s+)?loop\s+detected)\b`, Loop, false, "loop"),
+	}
+}
+
+// modelContext finds the words that say a region is about a model, a
+// provider or an agent: a generic rule's sign counts only there.
+var modelContext = compileAll(
+	`api\s+error`, `anthropic`, `openai`, `gemini`, `claude`, `codex`, `copilot`, `cursor`, `kiro`,
+	`qwen`, `\bmodels?\b`, `\bllm\b`, `provider`, `openrouter`, `bedrock`, `vertex`, `deepseek`,
+	`mistral`, `groq`, `\bgrok`, `\bxai\b`, `/v1/`, `completions`, `tokens?\s+per\s+min`, `\bagent\b`,
+)
 
 // codeFields are the rules for an error code in a field of a JSON object
 // or a Python dict ({"type":"rate_limit_error"}), one rule a code.

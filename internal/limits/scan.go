@@ -294,6 +294,7 @@ func regionSigns(r region) []sign {
 			signs = append(signs, sign{r: r, rule: rl, m: m})
 		}
 	}
+	signs = withoutGenericSigns(signs, lower)
 	headers, at := dumpedHeaders(text, lower)
 	if _, spent, usage := spentWindows(headers, time.Time{}); spent && !hasWait(signs) {
 		rl := &headerRule
@@ -324,6 +325,27 @@ func regionSigns(r region) []sign {
 		signs[i].daily, signs[i].zero, signs[i].headers = daily, zero, headers
 	}
 	return signs
+}
+
+// withoutGenericSigns drops the signs of generic rules (rule.generic)
+// when another rule's sign stands among signs, or lower, the region
+// lower-cased, names no model, provider or agent (modelContext).
+func withoutGenericSigns(signs []sign, lower string) []sign {
+	specific, generic := false, false
+	for _, g := range signs {
+		specific = specific || !g.rule.generic
+		generic = generic || g.rule.generic
+	}
+	if !generic || !specific && anyMatches(modelContext(), lower) {
+		return signs
+	}
+	kept := signs[:0]
+	for _, g := range signs {
+		if !g.rule.generic {
+			kept = append(kept, g)
+		}
+	}
+	return kept
 }
 
 // hasWait reports whether one of signs is a Wait's.

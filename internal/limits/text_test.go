@@ -329,3 +329,27 @@ func TestADaysRateLimitIsNoThrottle(t *testing.T) {
 	assert.Equal(t, Wait, perMinute.Kind)
 	assert.True(t, perMinute.Throttle, "tokens per minute")
 }
+
+// The plain words of a limit, from a tool the rules were not written
+// from, count where the text names a model, a provider or an agent, lead
+// their line, and no tool's own wording stands beside them; a build's or
+// a web app's same words are none.
+func TestPlainWordsOfALimitNearAModel(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"a usage window", "Error: you have reached your plan limit for this model. Upgrade to continue.", Wait, ""},
+		{"a usage window with its reset", "Agent error: message limit reached. Resets in 2h.", Wait, "2026-01-29T18:29:33+02:00"},
+		{"a quota", "LLM request failed: quota exhausted for this month", Wait, ""},
+		{"a rate limit", "provider error: rate limited by upstream, retry in 20s", Wait, "2026-01-29T16:29:53+02:00"},
+		{"too many requests", "Too many requests to the model, slow down", Wait, ""},
+		{"at capacity", "Error: model is at capacity right now", Wait, ""},
+		{"credit run out", "Agent stopped: out of credits on this provider", Stop, ""},
+		{"a loop", "Agent stuck in a loop: the same edit 5 times", Loop, ""},
+		{"no model named: a web app's words", "Too many requests, slow down", None, ""},
+		{"no model named: a build's", "Error: rate limited by the artifact server", None, ""},
+		{"prose names it", "The model said it was rate limited yesterday.", None, ""},
+		{"a test's failure overrules", "--- FAIL: TestModelLimiter (0.00s)\n    limiter_test.go:9: rate limited: got 429, want 200", None, ""},
+	})
+	assert.True(t, FromText("provider error: rate limited by upstream", now).Throttle, "a rate limit is a throttle")
+	assert.True(t, strings.HasPrefix(FromText("You've hit your limit · resets 5pm\nagent: rate limited", now).Why, "You've hit your limit"),
+		"a tool's own wording outranks the plain words beside it")
+}
