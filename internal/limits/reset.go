@@ -102,9 +102,10 @@ func findReset(s string, now time.Time, retries bool) when {
 
 // clauseStarts are the bytes a reset clause begins with.
 var clauseStarts = func() (t [256]bool) {
-	for _, c := range "rtwRTW\"'\\|" {
+	for _, c := range "rtwcRTWC\"'\\|" {
 		t[c] = true
 	}
+	t["将"[0]] = true // 将在 (at)
 	return t
 }()
 
@@ -124,17 +125,17 @@ func clauseAt(s string, i int, now time.Time, retries bool) when {
 				return parseWhen(s[end:], now)
 			}
 		}
-		for _, in := range [][]string{{"resets", "in"}, {"reset", "in"}, {"try", "again", "in"}, {"resets", "after"}, {"reset", "after"}, {"retry", "in"}, {"retry", "after"}, {"wait"}} {
+		for _, in := range [][]string{{"resets", "in"}, {"reset", "in"}, {"try", "again", "in"}, {"resets", "after"}, {"reset", "after"}, {"retry", "in"}, {"retry", "after"}, {"wait"}, {"come", "back", "in"}} {
 			if end, ok := phraseAt(s, i, in...); ok {
 				return durationAt(s[end:], now)
 			}
 		}
-		for _, retry := range [][]string{{"retrying", "in"}, {"retrying", "after"}, {"waiting", "for"}} {
+		for _, retry := range [][]string{{"retrying", "in"}, {"retrying", "after"}, {"waiting", "for"}, {"waiting"}} {
 			if end, ok := phraseAt(s, i, retry...); ok && retries {
 				return durationAt(s[end:], now)
 			}
 		}
-		for _, at := range [][]string{{"resets", "at"}, {"reset", "at"}, {"resets", "on"}, {"reset", "on"}, {"regain", "access", "on"}, {"try", "again", "at"}, {"restablece", "el"}, {"resets"}, {"reset"}} {
+		for _, at := range [][]string{{"resets", "at"}, {"reset", "at"}, {"resets", "on"}, {"reset", "on"}, {"regain", "access", "on"}, {"try", "again", "at"}, {"restablece", "el"}, {"将在"}, {"resets"}, {"reset"}} {
 			if end, ok := phraseAt(s, i, at...); ok {
 				return parseWhen(s[end:], now)
 			}
@@ -278,7 +279,7 @@ func isWordByte(c byte) bool { return isLetter(c) || isDigit(c) || c == '_' }
 //	5pm  5:30pm  12:50am  9:30 AM  17:00
 //	Mon 12:00am
 //	May 5 at 9pm   Jul 31, 2am   Jul 5th, 2026 8:19 PM
-//	2025-06-01 at 00:00 UTC
+//	2025-06-01 at 00:00 UTC   2026-05-15T15:00:00Z   2026-05-15T17:00:00+02:00
 //	10 de jul. de 2026, 11:52             Codex in Portuguese
 //	26 may 2026, 2:40 p.m.                Codex in Spanish
 //	... (Europe/Vilnius)  (UTC)  (Etc/GMT+5)
@@ -291,7 +292,7 @@ var whenRE = sync.OnceValue(func() *regexp.Regexp {
 		`|(?P<iso>\d{4}-\d{2}-\d{2})(?:\s+at\s+|\s+|T)` +
 		`|(?P<pday>\d{1,2})\s+(?:de\s+)?(?P<pmonth>[a-z]{3})[a-z]*\.?\s+(?:de\s+)?(?P<pyear>\d{4}),?\s+)?` +
 		`(?P<hour>\d{1,2})(?::(?P<min>\d{2}))?(?::\d{2})?(?:\s*(?P<ampm>[ap]\.?\s?m\b\.?))?` +
-		`(?:\s*\((?P<zone>[A-Za-z][A-Za-z0-9_+\-/]{0,63})\)|\s*\b(?P<zword>UTC|GMT)(?P<zoff>[+-]\d{1,2}(?::?\d{2})?)?\b)?`)
+		`(?:\s*\((?P<zone>[A-Za-z][A-Za-z0-9_+\-/]{0,63})\)|\s*\b(?P<zword>UTC|GMT)(?P<zoff>[+-]\d{1,2}(?::?\d{2})?)?\b|(?P<zulu>Z)\b|(?P<isooff>[+-]\d{2}:\d{2})\b)?`)
 })
 
 var weekdays = map[string]time.Weekday{
@@ -375,8 +376,14 @@ func parseClock(s string, now time.Time) when {
 			return when{named: true}
 		}
 		loc = time.FixedZone(g("zword")+g("zoff"), off)
-	case g("zword") != "":
+	case g("zword") != "", g("zulu") != "":
 		loc = time.UTC
+	case g("isooff") != "":
+		off, ok := zoneOffset(g("isooff"))
+		if !ok {
+			return when{named: true}
+		}
+		loc = time.FixedZone("", off)
 	}
 	local := now.In(loc)
 	at := func(y int, mo time.Month, d int) time.Time {

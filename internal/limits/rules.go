@@ -153,8 +153,21 @@ var rules = sync.OnceValue(func() []rule {
 		// reached your daily usage limit"; Copilot Free's "You've reached
 		// your monthly chat messages limit"; Codex's "You've reached your
 		// usage limit".
-		{re: re(`\bthe\s+(?:daily|weekly|monthly)\s+usage\s+limit\s+has\s+been\s+reached`),
+		{re: re(`\bthe\s+(?:(?:daily|weekly|monthly)\s+)?usage\s+limit\s+has\s+been\s+reached`),
 			kind: Wait, lead: true, needs: []string{"usage", "reached"}},
+		// Codex's error code as a label of its own line, as another agent
+		// prints it: "usage_limit_reached: The usage limit has been reached".
+		{re: re(`\busage_limit_reached:\s`),
+			kind: Wait, lead: true, why: "usage_limit_reached", needs: []string{"usage_limit_reached"}},
+		// MiniMax's "5-hour usage limit reached for Token Plan Starter";
+		// Zhipu's "已达到 5 小时的使用上限" (the 5-hour usage cap is reached);
+		// Freebuff's "You have used all of today’s free usage".
+		{re: re(`\b(?:5|five)[- ]hour\s+usage\s+limit\s+reached\b`),
+			kind: Wait, needs: []string{"hour", "reached"}},
+		{re: regexp.MustCompile(`已达到\s*\d+\s*小时的使用上限`),
+			kind: Wait, why: "5-hour usage cap reached (已达到 5 小时的使用上限)", needs: []string{"使用上限"}},
+		{re: re(`\byou\s+have\s+used\s+all\s+of\s+today` + apostrophe + `s\s+free\s+usage\b`),
+			kind: Wait, needs: []string{"today", "usage"}},
 		{re: re(`\byou` + apostrophe + `ve\s+reached\s+your\s+(?:(?:daily|weekly|monthly)\s+)?(?:usage|chat\s+messages|completions)\s+limit\b`),
 			kind: Wait, lead: true, needs: []string{"reached", "limit"}},
 		// Gemini Code Assist's and Antigravity's "Individual quota
@@ -166,7 +179,7 @@ var rules = sync.OnceValue(func() []rule {
 
 		// Rate and capacity throttles, as their tools write them.
 		{re: re(`\brequest\s+rejected\s+\(429\)`),
-			kind: Wait, throttle: true, lead: true, needs: []string{"(429)"}},
+			kind: Wait, throttle: true, daily: true, lead: true, needs: []string{"(429)"}},
 		{re: re(`\brepeated\s+529\s+overloaded\s+errors`),
 			kind: Wait, throttle: true, lead: true, needs: []string{"529", "overloaded"}},
 		{re: re(`\bserver\s+is\s+temporarily\s+limiting\s+requests`),
@@ -218,8 +231,15 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, needs: []string{"detected"}},
 		{re: re(`\bautomatically\s+switching\s+from\s+\S+\s+to\s+\S+`),
 			kind: Wait, throttle: true, needs: []string{"switching"}},
-		{re: re(`\btoo\s+many\s+(?:requests|tokens),\s+please\s+wait`),
-			kind: Wait, throttle: true, needs: []string{"many", "wait"}},
+		// Bedrock's "Too many tokens per day, please wait" is a day's window.
+		{re: re(`\btoo\s+many\s+(?:requests|tokens)(?:\s+per\s+(?:minute|day))?,\s+please\s+wait`),
+			kind: Wait, throttle: true, daily: true, needs: []string{"many", "wait"}},
+		// Trae's queue: "Too many requests right now. You’re in the queue".
+		{re: re(`\btoo\s+many\s+requests\s+right\s+now\b`),
+			kind: Wait, throttle: true, lead: true, needs: []string{"many", "right"}},
+		// Fireworks' body: {'error': 'Too Many Requests', 'message': ...}.
+		{re: re(`\\?["']error\\?["']\s*:\s*\\?["']too\s+many\s+requests\\?["']`),
+			kind: Wait, throttle: true, weak: true, needs: []string{"error", "many"}},
 		// xAI's "Too many tokens for team ..."; Huawei ModelArts' "Too many
 		// requests, the rate limit is 8000000 tokens per minute";
 		// OpenRouter's "... is temporarily rate-limited upstream".
@@ -242,6 +262,12 @@ var rules = sync.OnceValue(func() []rule {
 		// <html>".
 		{re: re(`\b(?:anthropic|openai|gemini|deepseek|openrouter|mistral|groq|xai)\s+API\s+error\s*:\s*(50[234])\b`),
 			kind: Wait, throttle: true, why: "API error ", needs: []string{"api", "50"}},
+		// A retrying client's "Retry 10/15 after HTTP 502"; Continue's
+		// "Provider: continue-proxy\nStatus Code: 504".
+		{re: re(`\bafter\s+HTTP\s+(50[234])\b`),
+			kind: Wait, throttle: true, weak: true, why: "HTTP ", needs: []string{"after", "50"}},
+		{re: re(`\bprovider:\s+\S+\s+status\s+code:\s+(50[234])\b`),
+			kind: Wait, throttle: true, why: "HTTP ", needs: []string{"provider", "50"}},
 		{re: re(`\b(50[234])\s+<html>`),
 			kind: Wait, throttle: true, lead: true, weak: true, why: "HTTP ", needs: []string{"<html>", "50"}},
 		// A retrying client's last word: "All 2 attempts failed. Last
@@ -330,6 +356,13 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, why: "safety filter (不安全内容)", needs: []string{"不安全"}},
 		// OpenAI's "Your request was rejected as a result of our safety
 		// system"; Google Flow's PUBLIC_ERROR_UNSAFE_GENERATION.
+		// DeepSeek's "Content Exists Risk"; Alibaba's (DashScope's)
+		// DataInspectionFailed: "Input text data may contain inappropriate
+		// content".
+		{re: re(`\bcontent\s+exists\s+risk\b`),
+			kind: Stop, needs: []string{"exists", "risk"}},
+		{re: re(`\bdata[_]?inspection[_]?failed\b`),
+			kind: Stop, why: "content refused: ", needs: []string{"inspection"}},
 		{re: re(`\brejected\s+as\s+a\s+result\s+of\s+our\s+safety\s+system\b`),
 			kind: Stop, needs: []string{"rejected", "safety"}},
 		{re: regexp.MustCompile(`\bPUBLIC_ERROR_UNSAFE_(?:GENERATION|CONTENT|FACE|IDENTITY)\b`),
@@ -367,6 +400,15 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Loop, needs: []string{"stuck", "same"}},
 		{re: regexp.MustCompile(`\bAgentStuckInLoopError\b`),
 			kind: Loop, needs: []string{"agentstuckinlooperror"}},
+		// Cline's "Detected 5 consecutive identical calls to `editor`;
+		// stopping to avoid a loop" and "Cline hit repeated tool call
+		// failures"; dirge's "Doom loop: repeated identical webfetch call".
+		{re: re(`\bstopping\s+to\s+avoid\s+a\s+loop\b`),
+			kind: Loop, needs: []string{"avoid", "loop"}},
+		{re: re(`\bhit\s+repeated\s+tool\s+call\s+failures\b`),
+			kind: Loop, needs: []string{"repeated", "failures"}},
+		{re: re(`\bdoom\s+loop:\s+repeated\s+identical\b`),
+			kind: Loop, needs: []string{"doom", "identical"}},
 
 		// Stops.
 		// An error code a client prints as a line of its own, not in an
@@ -416,6 +458,17 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, needs: []string{"authorized", "copilot"}},
 		{re: re(`\bwithout\s+a\s+billing\s+account\s+linked\b`),
 			kind: Stop, needs: []string{"billing", "linked"}},
+		// Claude Code's "There's an issue with the selected model (...).
+		// It may not exist or you may not have access to it";
+		// OpenRouter's "No allowed providers are available for the
+		// selected model"; Warp's "Your account has been blocked from
+		// using AI features".
+		{re: re(`\bthere` + apostrophe + `s\s+an\s+issue\s+with\s+the\s+selected\s+model\b`),
+			kind: Stop, lead: true, needs: []string{"issue", "selected"}},
+		{re: re(`\bno\s+allowed\s+providers\s+are\s+available\s+for\s+the\s+selected\s+model\b`),
+			kind: Stop, needs: []string{"allowed", "selected"}},
+		{re: re(`\byour\s+account\s+has\s+been\s+blocked\s+from\s+using\s+ai\b`),
+			kind: Stop, needs: []string{"blocked", "account"}},
 		{re: re(`\binsufficient\s+(?:balance|credits?|funds)\b`),
 			kind: Stop, lead: true, needs: []string{"insufficient"}},
 		{re: re(`\byour\s+(?:prepayment\s+|prepaid\s+)?credits\s+are\s+depleted`),
@@ -429,6 +482,10 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, needs: []string{"insufficient"}},
 		// One API's and new-api's (proxies') "用户额度不足": the user's
 		// credit is spent.
+		// Zhipu's (Z.ai's) "余额不足或无可用资源包" (the balance is short, no
+		// resource package).
+		{re: regexp.MustCompile(`余额不足`),
+			kind: Stop, why: "balance spent (余额不足)", needs: []string{"余额不足"}},
 		{re: regexp.MustCompile(`(?:用户|账户|帐户)?额度不足`),
 			kind: Stop, why: "credit spent (额度不足)", needs: []string{"额度不足"}},
 		{re: re(`\bsuspended\s+due\s+to\s+insufficient\s+balance`),
@@ -564,7 +621,7 @@ var lookalikes = compileAll(
 	`---\s+fail`, `_test\.go:\d`, `assertionerror`, `\bgot\b[^\n]*\bwant\b`,
 	`\bcause:\s[^\n]*\bsolution:\s`,
 	`npm\s+err!`, `registry\.npmjs\.org`, `registry\.yarnpkg\.com`, `pypi\.org`, `files\.pythonhosted\.org`,
-	`crates\.io`, `proxy\.golang\.org`, `api\.github\.com`, `docker\.io`, `resolving\s+package`,
+	`crates\.io`, `proxy\.golang\.org`, `api\.github\.com`, `docker\.io`, `mcp_tool_(?:result|use)`, `resolving\s+package`,
 	`huggingface\.co/[^\s/]+/[^\s/]+/resolve/`,
 	`oauth/usage`, `wham/usage`, `failed\s+to\s+load\s+usage\s+data`, `\busage\s+api\b`,
 )

@@ -433,6 +433,11 @@ var anchors = []struct {
 	{"have access to the model", 6}, {"model access", 7}, {"stuck in a loop", 3}, {"agentstuckinloop", 8},
 	{"individual quota", 4}, {"allocated quota", 4}, {"missing authentication", 16},
 	{"authorized to use this copilot", 23}, {"billing account", 0},
+	// Keyed by the v of "avoid", the ca of "call" and "identical", the ct
+	// of "selected" and "inspection", the x of "exists"; and 使用上限 and
+	// 余额不足 by their first bytes.
+	{"to avoid a loop", 4}, {"tool call failures", 5}, {"repeated identical", 15},
+	{"selected model", 4}, {"inspection", 5}, {"content exists risk", 9}, {"使用上限", 0}, {"余额不足", 0},
 	// Keyed by the bytes of the middle dot of Claude Code's banners: a byte
 	// that plain ASCII output never holds.
 	{"api key ·", 8},

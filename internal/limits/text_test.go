@@ -329,3 +329,34 @@ func TestADaysRateLimitIsNoThrottle(t *testing.T) {
 	assert.Equal(t, Wait, perMinute.Kind)
 	assert.True(t, perMinute.Throttle, "tokens per minute")
 }
+
+// The seventh held-out set's families: 5-hour windows of MiniMax and
+// Zhipu (in Chinese, its reset too), Freebuff's daily free usage, a day's
+// tokens through Claude Code; the throttles of Fireworks, Trae's queue
+// and a retrying client's 502; stops for a short balance, a model the
+// account may not use, a blocked account, content refused; the loop
+// guards of Cline and dirge; and an MCP tool's 429, which is none.
+func TestTheSeventhSetsFamilies(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"MiniMax's 5-hour window", "Error: HTTP 429: usage limit exceeded, 5-hour usage limit reached for Token Plan Starter (0/0 used), resets at 2026-01-29T18:00:00Z (2056)\nDetails: {'type': 'error', 'error': {'type': 'rate_limit_error'}}", Wait, "2026-01-29T18:00:00Z"},
+		{"Zhipu's 5-hour window, in Chinese", `{"error":{"code":"1308","message":"已达到 5 小时的使用上限。您的限额将在 2026-01-29 19:41:44 重置。"}}`, Wait, "2026-01-29T19:41:00+02:00"},
+		{"Freebuff's day", "⚠️ You have used all of today’s free usage on this account. Come back in 3h 47m — your free usage resets automatically at midnight Pacific.", Wait, "2026-01-29T20:16:33+02:00"},
+		{"a day's tokens through Claude Code", "API Error: Request rejected (429) - Too many tokens per day, please wait before trying again.", Wait, ""},
+		{"Codex's code as a label", "usage_limit_reached: The usage limit has been reached", Wait, ""},
+		{"Fireworks' body", "{'error': 'Too Many Requests', 'message': 'You have exceeded your usage limits. Please try again later.'}", Wait, ""},
+		{"Trae's queue", "Too many requests right now. You’re in the queue at position 10.", Wait, ""},
+		{"a retrying client's 502", "⟳ Retry 10/15 after HTTP 502, waiting 121673ms", Wait, "2026-01-29T16:31:34+02:00"},
+		{"Zhipu's short balance", `[CodexProxy] Upstream 429: {"error":{"code":"1113","message":"余额不足或无可用资源包,请充值。"}}`, Stop, ""},
+		{"Claude Code's selected model", "There's an issue with the selected model (claude-haiku-4-5-20251001). It may not exist or you may not have access to it.", Stop, ""},
+		{"OpenRouter's providers for the model", `HTTP 404: {"error":{"message":"No allowed providers are available for the selected model.","code":404}}`, Stop, ""},
+		{"Warp's blocked account", `Request failed with error: ErrorStatus(403, "{\"error\":\"Your account has been blocked from using AI features.\"}")`, Stop, ""},
+		{"DeepSeek's content refusal", `deepseek request failed: HTTP 400: {"code": "invalid_request_error", "message": "Content Exists Risk"}`, Stop, ""},
+		{"Alibaba's content refusal", `API Error: 400 {"error":{"message":"<400> InternalError.Algo.DataInspectionFailed: Input text data may contain inappropriate content.","code":"data_inspection_failed"}}`, Stop, ""},
+		{"Cline's guard", "Latest: tool_execution_failed: Detected 5 consecutive identical calls to `editor`; stopping to avoid a loop.", Loop, ""},
+		{"Cline's failures", "Cline hit repeated tool call failures. Try guiding it with a new prompt.", Loop, ""},
+		{"dirge's guard", "Permission denied: Doom loop: repeated identical webfetch call", Loop, ""},
+		{"an MCP tool's 429", `{"content":[{"text":"HTTP 429","type":"text"}],"is_error":true,"mcp_tool_use_id":"sevt_01","type":"agent.mcp_tool_result"}`, None, ""},
+	})
+	assert.False(t, FromText("API Error: Request rejected (429) - Too many tokens per day, please wait before trying again.", now).Throttle, "a day's window")
+	assert.True(t, FromText("API Error: Request rejected (429) - Too many tokens, please wait before trying again.", now).Throttle, "no day named: a throttle")
+}
