@@ -354,15 +354,15 @@ var rules = sync.OnceValue(func() []rule {
 		// (your request holds unsafe content and was blocked).
 		{re: regexp.MustCompile(`(?:包含|含有)不安全(?:内容|信息)`),
 			kind: Stop, why: "safety filter (不安全内容)", needs: []string{"不安全"}},
-		// OpenAI's "Your request was rejected as a result of our safety
-		// system"; Google Flow's PUBLIC_ERROR_UNSAFE_GENERATION.
 		// DeepSeek's "Content Exists Risk"; Alibaba's (DashScope's)
 		// DataInspectionFailed: "Input text data may contain inappropriate
 		// content".
 		{re: re(`\bcontent\s+exists\s+risk\b`),
 			kind: Stop, needs: []string{"exists", "risk"}},
-		{re: re(`\bdata[_]?inspection[_]?failed\b`),
+		{re: re(`\b(data_?inspection_?failed)\b`),
 			kind: Stop, why: "content refused: ", needs: []string{"inspection"}},
+		// OpenAI's "Your request was rejected as a result of our safety
+		// system"; Google Flow's PUBLIC_ERROR_UNSAFE_GENERATION.
 		{re: re(`\brejected\s+as\s+a\s+result\s+of\s+our\s+safety\s+system\b`),
 			kind: Stop, needs: []string{"rejected", "safety"}},
 		{re: regexp.MustCompile(`\bPUBLIC_ERROR_UNSAFE_(?:GENERATION|CONTENT|FACE|IDENTITY)\b`),
@@ -480,12 +480,12 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, needs: []string{"not-enough-credits"}},
 		{re: re(`\byour\s+(?:paid\s+)?balance\s+is\s+insufficient\b`),
 			kind: Stop, needs: []string{"insufficient"}},
-		// One API's and new-api's (proxies') "用户额度不足": the user's
-		// credit is spent.
 		// Zhipu's (Z.ai's) "余额不足或无可用资源包" (the balance is short, no
 		// resource package).
 		{re: regexp.MustCompile(`余额不足`),
 			kind: Stop, why: "balance spent (余额不足)", needs: []string{"余额不足"}},
+		// One API's and new-api's (proxies') "用户额度不足": the user's
+		// credit is spent.
 		{re: regexp.MustCompile(`(?:用户|账户|帐户)?额度不足`),
 			kind: Stop, why: "credit spent (额度不足)", needs: []string{"额度不足"}},
 		{re: re(`\bsuspended\s+due\s+to\s+insufficient\s+balance`),

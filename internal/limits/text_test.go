@@ -235,6 +235,7 @@ func TestWhyNamesWhatWasRecognised(t *testing.T) {
 		{"Your usage allocation has been disabled by your admin", "Your usage allocation has been disabled"},
 		{`{"error":{"type":"insufficient_quota","code":"insufficient_quota"}}`, "API error insufficient_quota"},
 		{"You've hit your\n  session limit", "You've hit your session limit"},
+		{`{"error":{"message":"<400> InternalError.Algo.DataInspectionFailed: Input text data may contain inappropriate content."}}`, "content refused: DataInspectionFailed"},
 	}
 	for _, tc := range cases {
 		assert.Equal(t, tc.why, FromText(tc.in, now).Why, tc.in)
