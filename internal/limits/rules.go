@@ -41,6 +41,20 @@ type rule struct {
 	// expression runs only on a region that holds them all (a region holds
 	// a few limit messages at most, and this spares it most of the rules).
 	needs []string
+	// generic: the plain words of a limit ("rate limited", "quota
+	// reached", "out of credits", "stuck in a loop") that no tool's own
+	// wording above names, for the tools and APIs whose words no rule was
+	// written from. A generic sign is weak, and counts only where no other
+	// rule's sign stands in its message, where the message names a model, a
+	// provider, an agent or a model's API (modelContext), and where it
+	// stands in an error: it leads its line, follows an error's words on
+	// it (errorBefore) or is a field of an object.
+	generic bool
+	// bare: a generic sign that leads its line counts without a model's
+	// name in its message: words a provider's or an agent's limit is
+	// written in, and little else is ("usage limit reached", "out of
+	// credits").
+	bare bool
 }
 
 // apostrophe matches the apostrophe of "You've" as Claude Code, claude.ai
@@ -537,7 +551,7 @@ var rules = sync.OnceValue(func() []rule {
 		// look-alike.
 		{re: re(`\b(?:HTTP\s+)?402\s+Payment\s+Required\b`),
 			kind: Stop, lead: true, weak: true, needs: []string{"402", "payment"}},
-	}, codeFields()...)
+	}, append(codeFields(), genericRules()...)...)
 })
 
 // codeFields are the rules for an error code in a field of a JSON object
@@ -806,3 +820,99 @@ func (r *rule) describe(text string, m []int) string {
 	}
 	return r.why
 }
+
+// genericRules are the fallbacks (see rule.generic): the plain words of a
+// usage window reached, a rate or capacity limit, a 502, 503 or 504 from a
+// model's API, credit run out, a key or an account refused, a refusal
+// under a content policy, and an agent stuck repeating itself.
+func genericRules() []rule {
+	g := func(expr string, kind Kind, throttle bool, needs ...string) rule {
+		return rule{re: re(expr), kind: kind, throttle: throttle, weak: true, generic: true, needs: needs}
+	}
+	bare := func(r rule) rule { r.bare = true; return r }
+	open := func(r rule) rule { r.open = true; return r }
+	const (
+		reached = `(?:reached|exceeded|hit|exhausted|used\s+up|depleted|maxed\s+out)`
+		been    = `(?:has\s+been\s+|have\s+been\s+|has\s+|have\s+|was\s+|were\s+|is\s+|are\s+)?`
+	)
+	return []rule{
+		// A usage window: "usage limit reached", "you have reached the
+		// limit", "quota exhausted", "exceeded your plan's quota".
+		bare(g(`\b(?:usage|plan|subscription|session|message|messages|request|requests|token|tokens|free|trial|daily|weekly|monthly)\s+(?:limits?|quotas?|allowance|cap)\s+`+been+reached+`\b`, Wait, false)),
+		open(bare(g(`\b(?:you`+apostrophe+`ve|you\s+have|you|has|have)\s+`+reached+`\s+(?:your|the|its|this|all\s+of\s+your)\s+(?:[\w'’.-]+\s+){0,4}?(?:limits?|quotas?|allowance|usage)(?:\s+(?:for|on)\s+(?:today|this\s+\w+|the\s+\w+|[\w.-]+\d[\w.-]*))?`, Wait, false))),
+		bare(g(`\bquotas?\s+`+been+reached+`\b`, Wait, false, "quota")),
+		bare(g(`\bno\s+(?:more\s+)?(?:usage|quota|requests|messages)\s+(?:left|remaining)\b`, Wait, false)),
+		// A rate or capacity limit.
+		g(`\brate[\s_-]?limit(?:ed|s?\s+`+been+reached+`|\s+error)\b`, Wait, true, "limit"),
+		g(`\b(?:been|was|were|is|are|being|got|get|getting)\s+(?:temporarily\s+)?rate[\s-]?limited\b`, Wait, true, "limited"),
+		g(`\btoo\s+many\s+(?:requests|tokens|calls|concurrent\s+requests)\b`, Wait, true, "many"),
+		g(`\b(?:over|at|out\s+of|no|insufficient|not\s+enough)\s+(?:\w+\s+)?capacity\b`, Wait, true, "capacity"),
+		g(`\boverloaded\b`, Wait, true, "overloaded"),
+		g(`\b(?:high|heavy|unusually\s+high)\s+(?:demand|traffic|load)\b`, Wait, true),
+		g(`\b(?:model|server|servers|service|provider|upstream|api|endpoint)\s+(?:is\s+|are\s+)?(?:currently\s+|temporarily\s+)?(?:busy|unavailable)\b`, Wait, true),
+		g(`\b(?:502\s+bad\s+gateway|503\s+service\s+(?:temporarily\s+)?unavailable|504\s+gateway\s+time-?out)\b`, Wait, true, "50"),
+		// Credit run out: a person pays.
+		bare(g(`\b(?:insufficient|not\s+enough|no|out\s+of|ran\s+out\s+of|run\s+out\s+of|zero|negative)\s+(?:\w+\s+){0,2}?(?:credits?|balance|funds)\b`, Stop, false)),
+		bare(g(`\b(?:credits?|balance|funds)\s+`+been+`(?:insufficient|too\s+low|exhausted|depleted|used\s+up|run\s+out)\b`, Stop, false)),
+		g(`\bpayment\s+required\b`, Stop, false, "payment"),
+		// A key, a login or an account refused.
+		g(`\b(?:invalid|incorrect|missing|expired|revoked|wrong|bad)\s+(?:\w+\s+)?(?:api[\s_-]?key|access\s+token|auth(?:entication)?\s+token|oauth\s+token|credentials)\b`, Stop, false),
+		g(`\bapi[\s_-]?key\s+`+been+`(?:invalid|not\s+valid|expired|revoked|missing|not\s+found|required)\b`, Stop, false),
+		g(`\b401\s+unauthorized\b`, Stop, false, "401"),
+		g(`\bauthentication\s+(?:failed|error|required)\b`, Stop, false, "authentication"),
+		g(`\b(?:do\s+not|don`+apostrophe+`t|does\s+not|doesn`+apostrophe+`t|not)\s+have\s+access\s+to\s+(?:the\s+|this\s+)?(?:model|resource)\b`, Stop, false, "access"),
+		g(`\bnot\s+(?:authorized|permitted|entitled)\s+to\s+(?:use|access|call)\b`, Stop, false),
+		g(`\b(?:region|country|location|territory)\s+(?:is\s+)?not\s+supported\b`, Stop, false),
+		g(`\b(?:account|organization|key|subscription)\s+`+been+`(?:suspended|blocked|disabled|deactivated|banned|restricted|terminated)\b`, Stop, false),
+		// A refusal under a content or usage policy.
+		bare(g(`\b(?:violat\w*|against|breach\w*)\s+(?:our|the|its|their)?\s*(?:\w+\s+)?(?:usage|content|acceptable\s+use|safety|use)\s+polic(?:y|ies)\b`, Stop, false, "polic")),
+		g(`\b(?:inappropriate|unsafe|harmful|prohibited|sensitive|disallowed)\s+content\b`, Stop, false, "content"),
+		g(`\bcontent\s+(?:filter|moderation|management|safety)\s+(?:policy|system|triggered)\b`, Stop, false, "content"),
+		// An agent repeating itself.
+		bare(g(`\bstuck\s+in\s+(?:an?\s+)?(?:infinite\s+|endless\s+)?loop\b`, Loop, false, "loop")),
+		bare(g(`\b(?:tool|action|doom|call|agent)\s+loop\s+(?:was\s+)?detected\b`, Loop, false, "loop")),
+		bare(g(`\b(?:same|identical)\s+(?:tool\s+)?(?:call|action|tool\s+call|command|request)s?\b[^\n]{0,40}?\b(?:repeatedly|in\s+a\s+row|consecutive(?:ly)?)\b`, Loop, false)),
+		bare(g(`\b(?:\d+|several|multiple)\s+(?:consecutive|repeated)\s+(?:identical\s+)?(?:tool\s+)?calls?\b`, Loop, false)),
+	}
+}
+
+// modelContext finds the words that say a message is about a model, a
+// provider, an agent or a model's API: a generic rule's sign counts only
+// there (a build's "too many requests" is not the model's).
+var modelContext = compileAll(
+	`api\s+error`, `anthropic`, `openai`, `gemini`, `claude`, `codex`, `copilot`, `cursor`, `kiro`,
+	`qwen`, `\bmodels?\b`, `\bllms?\b`, `provider`, `openrouter`, `bedrock`, `vertex`, `deepseek`,
+	`mistral`, `groq`, `\bgrok`, `\bxai\b`, `/v1/`, `completion`, `\btokens?\s+per\b`, `\bagent\b`,
+	`\bgpt`, `llama`, `\bglm`, `kimi`, `moonshot`, `zhipu`, `minimax`, `dashscope`, `cohere`,
+	`fireworks`, `together`, `perplexity`, `ollama`, `litellm`, `azure`, `inference`, `\bchat\b`,
+	`\bai\b`, `\bai_`, `assistant`, `prompt`,
+)
+
+// genericLookalikes find the words of a message that a generic sign is
+// not a provider's limit in, besides lookalikes': the APIs of GitHub and
+// of an agent's account data, an HTTP client's error for a URL that is no
+// model's API (the rules above name those), a documentation's list of
+// errors ("429 - rate_limit_error: ...").
+var genericLookalikes = compileAll(
+	`github\s+api`, `/api/oauth/`, `docker`, `toomanyrequests`, `disk\s+quota`, `client\s+error[^\n]*\bfor\s+url\b`, `(?m)^\s*[45]\d\d\s+-\s+[a-z_]+:`,
+)
+
+// errorBefore reports whether the line of text[at:], before at, holds the
+// words of an error: "error", "exception", "failed", "halted", a status
+// of 4xx or 5xx, a cross or a warning sign.
+func errorBefore(text string, at int) bool {
+	from := max(0, at-maxLead)
+	start := from + strings.LastIndexByte(text[from:at], '\n') + 1
+	return anyMatches(errorWords(), strings.ToLower(text[start:at]))
+}
+
+// quoted reports whether text[at:] follows an opening quote: prose or a
+// log that quotes a message (`detected "You've hit your limit"`).
+func quoted(text string, at int) bool {
+	p := strings.TrimRight(text[max(0, at-maxLead):at], " \t")
+	r, _ := utf8.DecodeLastRuneInString(p)
+	return strings.ContainsRune("\"'`“‘«", r)
+}
+
+// errorWords are the words errorBefore looks for.
+var errorWords = compileAll(`error`, `exception`, `fail`, `\b[45]\d\d\b`, `[✕✗×⚠❌]`, `denied`, `refused`, `rejected`, `warn`, `halt`, `stop`, `abort`)

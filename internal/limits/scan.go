@@ -288,12 +288,14 @@ func regionSigns(r region) []sign {
 			case rl.lead && !leads(text, m[0]),
 				rl.open && runsOn(text, m[1]),
 				rl.field && !inObject(text, m[0]),
-				r.firstLine && !onFirstLine(text, m[0]):
+				r.firstLine && !onFirstLine(text, m[0]),
+				rl.generic && !leads(text, m[0]) && (quoted(text, m[0]) || !errorBefore(text, m[0]) && !inObject(text, m[0])):
 				continue
 			}
 			signs = append(signs, sign{r: r, rule: rl, m: m})
 		}
 	}
+	signs = withoutGenericSigns(signs, lower)
 	headers, at := dumpedHeaders(text, lower)
 	if _, spent, usage := spentWindows(headers, time.Time{}); spent && !hasWait(signs) {
 		rl := &headerRule
@@ -324,6 +326,31 @@ func regionSigns(r region) []sign {
 		signs[i].daily, signs[i].zero, signs[i].headers = daily, zero, headers
 	}
 	return signs
+}
+
+// withoutGenericSigns drops the signs of generic rules (rule.generic)
+// when another rule's sign stands among signs, when lower, the region
+// lower-cased, holds a generic look-alike's words (genericLookalikes), or
+// when it names no model, provider, agent or model's API (modelContext),
+// unless the sign is bare and leads its line.
+func withoutGenericSigns(signs []sign, lower string) []sign {
+	specific, generic := false, false
+	for _, g := range signs {
+		specific = specific || !g.rule.generic
+		generic = generic || g.rule.generic
+	}
+	if !generic {
+		return signs
+	}
+	fallback := !specific && !anyMatches(genericLookalikes(), lower)
+	named := fallback && anyMatches(modelContext(), lower)
+	kept := signs[:0]
+	for _, g := range signs {
+		if !g.rule.generic || named || fallback && g.rule.bare && leads(g.r.text, g.m[0]) {
+			kept = append(kept, g)
+		}
+	}
+	return kept
 }
 
 // hasWait reports whether one of signs is a Wait's.
@@ -443,6 +470,13 @@ var anchors = []struct {
 	{"api key ·", 8},
 	// Chinese, keyed by the bytes of 不, which both hold.
 	{"额度不足", 6}, {"不安全", 0},
+	// The plain words the generic rules read (see genericRules), keyed
+	// by the bytes of the rows above: the v of "invalid" and
+	// "unavailable", the c of "access", "identical" and "action", the m of
+	// "payment", "harmful" and "moderation".
+	{"invalid api key", 2}, {"api key is invalid", 13}, {"api key not valid", 12}, {"credential", 0},
+	{"have access to", 6}, {"identical", 6}, {"tool call", 5}, {"same action", 6},
+	{"payment", 3}, {"unavailable", 3}, {"authentication", 8}, {"harmful", 3}, {"moderation", 0},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the

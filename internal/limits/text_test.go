@@ -214,6 +214,37 @@ func TestRefusedKeysAndLoginsStop(t *testing.T) {
 	})
 }
 
+// A tool or an API no rule was written from says its limit in plain
+// words. They count in an error about a model, a provider or an agent, or
+// where the words are a limit's alone and lead their line; not in prose, in
+// a quote, or beside a look-alike's words.
+func TestPlainWordsOfALimitCountInAnError(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"a usage window, leading its line", "Error: You have reached the limit.", Wait, ""},
+		{"a quota with its model", "Error: monthly quota exhausted for model acme-7b", Wait, ""},
+		{"a usage window and its reset", "acme-cli error: usage limit reached for your plan. Try again in 3 hours.", Wait, "2026-01-29T19:29:33+02:00"},
+		{"a provider rate-limits", "[ERROR] provider acme returned: rate limited, retry later", Wait, ""},
+		{"too many requests to the model", "Error: Too many requests to the model, slow down", Wait, ""},
+		{"an inference service at capacity", "Error: inference service at capacity, try again in 20 seconds", Wait, "2026-01-29T16:29:53+02:00"},
+		{"a 503 from the model's upstream", "error: upstream model returned 503 Service Unavailable", Wait, ""},
+		{"credit run out", "Error: your credits have run out. Top up at acme.ai/billing", Stop, ""},
+		{"a key refused", "Error: invalid API key for provider acme", Stop, ""},
+		{"a model the account may not use", "Error: you do not have access to this model", Stop, ""},
+		{"a usage policy", `{"error":{"message":"Your prompt violates our usage policy."}}`, Stop, ""},
+		{"an agent's guard", "agent halted: same tool call repeated 6 times in a row", Loop, ""},
+		{"a limit of retries is no limit", "Error: You have reached the limit of 3 retries", None, ""},
+		{"a disk's quota", "cp: error writing 'out.bin': Disk quota exceeded", None, ""},
+		{"a program's infinite loop", "Error: infinite loop detected in template expansion", None, ""},
+		{"Docker Hub's pull limit", "ERROR docker: toomanyrequests: You have reached your pull rate limit.", None, ""},
+		{"GitHub's API", "Error: GitHub API rate limit exceeded for 10.0.0.1", None, ""},
+		{"a quote", `The agent said "usage limit reached" yesterday`, None, ""},
+		{"prose about a model", "The model replied that the server was overloaded earlier, so I retried.", None, ""},
+		{"no model named, not leading", "Error: the upload service is at capacity", None, ""},
+		{"a test of a quota", "--- FAIL: TestQuota (0.00s)\n    quota_test.go:12: error: quota exceeded for model x, want nil", None, ""},
+		{"a tool's own words beside them decide", "Error: You've hit your limit · resets 5pm (Europe/Vilnius). Too many requests to the model.", Wait, "2026-01-29T17:00:00+02:00"},
+	})
+}
+
 func TestResetTimesThatCannotBeUsed(t *testing.T) {
 	runTextCases(t, []textCase{
 		{"a zone this machine does not know", "You've hit your limit · resets 5pm (Mars/Olympus)", Wait, ""},
