@@ -59,9 +59,9 @@ type Limit struct {
 	// Throttle marks a Wait that is a short rate or capacity throttle (a
 	// per-minute rate limit, an overloaded server, Claude Code's "Server
 	// is temporarily limiting requests"), not a usage window of hours or
-	// days. It matters when Reset is zero: a caller waits a throttle out
-	// for minutes, a usage limit for an hour. Always false for None, Stop
-	// and Loop.
+	// days; a Wait whose Reset is within a minute is one too. It matters
+	// when Reset is zero: a caller waits a throttle out for minutes, a
+	// usage limit for an hour. Always false for None, Stop and Loop.
 	Throttle bool
 }
 

@@ -143,7 +143,7 @@ func re(expr string) *regexp.Regexp { return regexp.MustCompile(`(?i)` + expr) }
 var rules = sync.OnceValue(func() []rule {
 	return append([]rule{
 		// Usage windows.
-		{re: re(`\byou` + apostrophe + `ve\s+hit\s+your\s+(?:(?:session|weekly|daily|hourly|opus|sonnet|usage|5-hour|five-hour)\s+)?limit(?:\s+for\s+claude\s+messages)?`),
+		{re: re(`\byou` + apostrophe + `ve\s+hit\s+your\s+(?:(?:session|weekly|daily|hourly|opus|sonnet|usage|5-hour|five-hour)\s+)?limit(?:\s+for\s+claude\s+messages|\s+of\s+(?:requests|messages|prompts)(?:\s+with\s+[^\n.]+(?:\.\d[^\n.]*)*)?)?`),
 			kind: Wait, lead: true, open: true, needs: []string{"hit", "limit"}},
 		{re: re(`\b(?:(?:5|five)[- ]hour|session|weekly|daily|usage|opus(?:\s+weekly)?|sonnet(?:\s+weekly)?)\s+limit\s+reached`),
 			kind: Wait, lead: true, open: true, needs: []string{"limit", "reached"}},
@@ -530,6 +530,16 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, lead: true, needs: []string{"subscription"}},
 		{re: re(`\bextra\s+usage\s+is\s+required\s+for`),
 			kind: Stop, lead: true, needs: []string{"required", "usage"}},
+		// Codex's "Insufficient quota. Please check your billing details";
+		// Alibaba Model Studio's "The free quota has been exhausted. To
+		// continue accessing the model on a paid basis, ..."; Codex's "To
+		// use Codex with your ChatGPT plan, upgrade to Plus".
+		{re: re(`\binsufficient\s+quota\b`),
+			kind: Stop, lead: true, needs: []string{"insufficient", "quota"}},
+		{re: re(`\bthe\s+free\s+quota\s+has\s+been\s+exhausted\b`),
+			kind: Stop, needs: []string{"free", "quota"}},
+		{re: re(`\bto\s+use\s+codex\s+with\s+your\s+chatgpt\s+plan,\s+upgrade\s+to\b`),
+			kind: Stop, lead: true, needs: []string{"codex", "upgrade"}},
 		{re: re(`\byou\s+have\s+no\s+quota\b`),
 			kind: Stop, lead: true, needs: []string{"quota"}},
 		{re: re(`\bquota\s+exceeded\.\s+upgrade\s+to\s+increase\s+your\s+limit`),
@@ -585,6 +595,8 @@ func codeFields() []rule {
 		{"authentication_error", Stop, false, true},
 		{"invalid_api_key", Stop, false, true},
 		{"api_key_invalid", Stop, false, true},
+		// Codex's workspace its login may not use.
+		{"invalid_workspace_selected", Stop, false, true},
 	} {
 		expr, need := codeField(c.code), c.code
 		if c.code == "overloaded_error" {
@@ -638,6 +650,7 @@ var lookalikes = compileAll(
 	`crates\.io`, `proxy\.golang\.org`, `api\.github\.com`, `docker\.io`, `mcp_tool_(?:result|use)`, `resolving\s+package`,
 	`huggingface\.co/[^\s/]+/[^\s/]+/resolve/`,
 	`oauth/usage`, `wham/usage`, `failed\s+to\s+load\s+usage\s+data`, `\busage\s+api\b`,
+	`\b403\b[^\n]{0,40}\brate\s+limit\s+exceeded`, "\\|\\s*`[a-z_]+`\\s*\\|",
 )
 
 // dailyQuota finds a quota of a day in a message whose sign is a throttle:
@@ -676,8 +689,8 @@ func anyMatches(res []*regexp.Regexp, s string) bool {
 // leads reports whether the match at text[at:] leads its line (see
 // rule.lead): before it on its line stands nothing but decoration (a
 // bullet, a box, a timestamp, digits: no word), a label that ends in a colon ("API
-// Error:", "Error: 402", "[DEBUG] Output:", "Agent ... failed: ... API
-// Error:"), or the opening quote of a JSON or dict field that holds the
+// Error:", "Error: 402", "Error: [provider.auth_error] 403", "[DEBUG]
+// Output:", "Agent ... failed: ... API Error:"), or the opening quote of a JSON or dict field that holds the
 // message ("message": "). Prose that quotes a message ("The docs say:
 // ...", `detected "You've hit your limit"`) does not lead.
 func leads(text string, at int) bool {
@@ -691,6 +704,10 @@ func leads(text string, at int) bool {
 		return true
 	}
 	p = strings.TrimRight(strings.TrimRight(p, "0123456789"), " \t") // "API Error: 400"
+	if i := strings.LastIndexByte(p, '['); i >= 0 && strings.HasSuffix(p, "]") {
+		// A tag in brackets after the label: "Error: [provider.auth_error] 403".
+		p = strings.TrimRight(p[:i], " \t")
+	}
 	if !strings.HasSuffix(p, ":") {
 		return false
 	}
@@ -839,7 +856,7 @@ func genericRules() []rule {
 		// A usage window: "usage limit reached", "you have reached the
 		// limit", "quota exhausted", "exceeded your plan's quota".
 		bare(g(`\b(?:usage|plan|subscription|session|message|messages|request|requests|token|tokens|free|trial|daily|weekly|monthly)\s+(?:limits?|quotas?|allowance|cap)\s+`+been+reached+`\b`, Wait, false)),
-		open(bare(g(`\b(?:you`+apostrophe+`ve|you\s+have|you|has|have)\s+`+reached+`\s+(?:your|the|its|this|all\s+of\s+your)\s+(?:[\w'’.-]+\s+){0,4}?(?:limits?|quotas?|allowance|usage)(?:\s+(?:for|on)\s+(?:today|this\s+\w+|the\s+\w+|[\w.-]+\d[\w.-]*))?`, Wait, false))),
+		open(bare(g(`\b(?:you`+apostrophe+`ve|you\s+have|you|has|have)\s+`+reached+`\s+(?:your|the|its|this|all\s+of\s+your)\s+(?:[\w'’.-]+\s+){0,4}?(?:limits?|quotas?|allowance|usage)(?:\s+(?:for|on)\s+(?:today|(?:this|the)\s+(?:billing\s+)?\w+|[\w.-]+\d[\w.-]*))?`, Wait, false))),
 		bare(g(`\bquotas?\s+`+been+reached+`\b`, Wait, false, "quota")),
 		bare(g(`\bno\s+(?:more\s+)?(?:usage|quota|requests|messages)\s+(?:left|remaining)\b`, Wait, false)),
 		// A rate or capacity limit.

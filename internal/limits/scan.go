@@ -44,6 +44,11 @@ const contextLines = 8
 // whole).
 const maxRegion = 4 << 10
 
+// shortWait is the longest a Wait may last and be a usage window: one
+// whose reset is sooner is a throttle ("Your quota will reset after 2s"),
+// except a subscription's window its headers name.
+const shortWait = time.Minute
+
 // maxResetScan bounds how far after a sign its reset is looked for.
 const maxResetScan = 2 << 10
 
@@ -393,6 +398,12 @@ func (g sign) finding(now time.Time) finding {
 			f.reset = headerReset(g.headers, now) // the region's dumped headers
 		}
 	}
+	if f.kind == Wait && rl != &usageHeaderRule && f.reset.ok && f.reset.at.Sub(now) <= shortWait {
+		// A limit that lifts in seconds is a capacity throttle; a
+		// subscription's window its headers say is spent is not, whatever
+		// its retry-after.
+		f.throttle = true
+	}
 	if rl.capped {
 		f.kind = Stop
 		if f.reset.named {
@@ -477,6 +488,9 @@ var anchors = []struct {
 	{"invalid api key", 2}, {"api key is invalid", 13}, {"api key not valid", 12}, {"credential", 0},
 	{"have access to", 6}, {"identical", 6}, {"tool call", 5}, {"same action", 6},
 	{"payment", 3}, {"unavailable", 3}, {"authentication", 8}, {"harmful", 3}, {"moderation", 0},
+	// Codex's "upgrade to Plus" and invalid_workspace_selected, keyed by
+	// the g of "upgrade" and the v of "invalid".
+	{"upgrade to", 2}, {"invalid_workspace_selected", 2},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the

@@ -198,6 +198,28 @@ func TestMoreToolsLimitsAndLoopGuards(t *testing.T) {
 	})
 }
 
+// The eighth held-out set's families: Codex's billing and plan refusals,
+// a free quota that asks for payment, a usage window behind a tag, Gemini
+// Code Assist's daily requests; an update check's GitHub limit and a
+// documentation table are no limit.
+func TestBillingRefusalsAndTaggedWindows(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"Codex's insufficient quota", "⚠️ Insufficient quota. Please check your billing details and retry.", Stop, ""},
+		{"a free quota spent asks for payment", "Error code: 403 - {'error': {'message': 'The free quota has been exhausted. To continue accessing the model on a paid basis, please complete your payment information.'}}", Stop, ""},
+		{"Codex's plan without it", "To use Codex with your ChatGPT plan, upgrade to Plus: https://openai.com/chatgpt/pricing.", Stop, ""},
+		{"Codex's workspace refused", `unexpected status 403 Forbidden: {"detail":{"code":"invalid_workspace_selected"}}, url: https://chatgpt.com/backend-api/codex/responses`, Stop, ""},
+		{"a daily limit of requests with a model", "You've hit your daily limit of requests with Gemini 2.5 Pro. Switching to Gemini 2.5 Flash.", Wait, ""},
+		{"a window behind a tag", "Error: [provider.auth_error] 403 You've reached your usage limit for this billing cycle. Your quota will be refreshed in the next cycle.", Wait, ""},
+		{"an update check's GitHub limit", "Release check failed: 403 rate limit exceeded", None, ""},
+		{"a documentation table", "| `RateLimitExceeded` | Rate Limit Reached | {Provider}'s rate limit was reached. Zed will retry automatically. |", None, ""},
+	})
+	l := FromText("Attempt 1 failed: You have exhausted your capacity on this model. Your quota will reset after 2s.. Retrying after 2173ms...", now)
+	assert.Equal(t, Wait, l.Kind)
+	assert.True(t, l.Throttle, "a capacity that lifts in seconds is a throttle: %s", l.Why)
+	l = FromText("You have exhausted your capacity on this model. Your quota will reset after 4h28m20s.", now)
+	assert.False(t, l.Throttle, "one that lifts in hours is a usage window: %s", l.Why)
+}
+
 // A key or a login the provider refuses: no waiting ends it, a person
 // fixes the key or logs in again.
 func TestRefusedKeysAndLoginsStop(t *testing.T) {
