@@ -237,6 +237,12 @@ var rules = sync.OnceValue(func() []rule {
 		// exceeded for this model".
 		{re: re(`\brequests\s+rate\s+limit\s+exceeded\b`),
 			kind: Wait, throttle: true, weak: true, needs: []string{"requests", "exceeded"}},
+		// LiteLLM's proxy: "Crossed TPM / RPM / Max Parallel Request Limit";
+		// Moonshot's "request reached organization max RPM: 3".
+		{re: re(`\brequest\s+reached\s+organization\s+max\s+(?:rpm|tpm|rpd|tpd)\b`),
+			kind: Wait, throttle: true, lead: true, needs: []string{"reached", "max"}},
+		{re: re(`\bcrossed\s+tpm\s*/\s*rpm\b`),
+			kind: Wait, throttle: true, needs: []string{"crossed", "rpm"}},
 		{re: re(`\bservice\s+tier\s+capacity\s+exceeded\b`),
 			kind: Wait, throttle: true, needs: []string{"capacity", "exceeded"}},
 		{re: re(`\bcurrently\s+experiencing\s+high\s+demand`),
@@ -423,6 +429,17 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Loop, needs: []string{"repeated", "failures"}},
 		{re: re(`\bdoom\s+loop:\s+repeated\s+identical\b`),
 			kind: Loop, needs: []string{"doom", "identical"}},
+		// tidebreak's guard: "this exact call has now been made 3 times in a
+		// row with the same arguments".
+		{re: re(`\bthis\s+exact\s+call\s+has\s+(?:now\s+)?been\s+made\s+\d+\s+times\b`),
+			kind: Loop, needs: []string{"exact", "times"}},
+		// CrewAI's word to an agent that repeats a tool's input: "I must
+		// stop using this action input. I'll try something else instead.";
+		// heddle's "Repeated tool call blocked".
+		{re: re(`\bI\s+must\s+stop\s+using\s+this\s+action\s+input\b`),
+			kind: Loop, lead: true, needs: []string{"action", "input"}},
+		{re: re(`\brepeated\s+tool\s+call\s+blocked\b`),
+			kind: Loop, lead: true, needs: []string{"repeated", "blocked"}},
 
 		// Stops.
 		// An error code a client prints as a line of its own, not in an
@@ -540,6 +557,17 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, needs: []string{"free", "quota"}},
 		{re: re(`\bto\s+use\s+codex\s+with\s+your\s+chatgpt\s+plan,\s+upgrade\s+to\b`),
 			kind: Stop, lead: true, needs: []string{"codex", "upgrade"}},
+		// OpenAI's words for insufficient_quota: "You exceeded your current
+		// quota, please check your plan and billing details. For more
+		// information on this error, read the docs" (Gemini's 429, a
+		// throttle, says the same first words, then "head to"); Ollama's "this model requires a subscription";
+		// LiteLLM's "Budget has been exceeded!".
+		{re: re(`\bexceeded\s+your\s+current\s+quota,\s+please\s+check\s+your\s+plan\s+and\s+billing\s+details\.\s+for\s+more\s+information\s+on\s+this\s+error,\s+read\s+the\s+docs\b`),
+			kind: Stop, needs: []string{"current", "read the docs"}},
+		{re: re(`\bthis\s+model\s+requires\s+a\s+subscription\b`),
+			kind: Stop, needs: []string{"requires", "subscription"}},
+		{re: re(`\bbudget\s+has\s+been\s+exceeded\b`),
+			kind: Stop, lead: true, needs: []string{"budget", "exceeded"}},
 		{re: re(`\byou\s+have\s+no\s+quota\b`),
 			kind: Stop, lead: true, needs: []string{"quota"}},
 		{re: re(`\bquota\s+exceeded\.\s+upgrade\s+to\s+increase\s+your\s+limit`),
@@ -591,6 +619,7 @@ func codeFields() []rule {
 		{"billing_not_active", Stop, false, false},
 		{"content_policy_violation", Stop, false, false},
 		{"quota_exceeded", Stop, false, false},
+		{"exceeded_current_quota_error", Stop, false, false},
 		// Anthropic's error type, OpenAI's code, Gemini's reason.
 		{"authentication_error", Stop, false, true},
 		{"invalid_api_key", Stop, false, true},
@@ -855,14 +884,16 @@ func genericRules() []rule {
 	return []rule{
 		// A usage window: "usage limit reached", "you have reached the
 		// limit", "quota exhausted", "exceeded your plan's quota".
-		bare(g(`\b(?:usage|plan|subscription|session|message|messages|request|requests|token|tokens|free|trial|daily|weekly|monthly)\s+(?:limits?|quotas?|allowance|cap)\s+`+been+reached+`\b`, Wait, false)),
-		open(bare(g(`\b(?:you`+apostrophe+`ve|you\s+have|you|has|have)\s+`+reached+`\s+(?:your|the|its|this|all\s+of\s+your)\s+(?:[\w'’.-]+\s+){0,4}?(?:limits?|quotas?|allowance|usage)(?:\s+(?:for|on)\s+(?:today|(?:this|the)\s+(?:billing\s+)?\w+|[\w.-]+\d[\w.-]*))?`, Wait, false))),
+		bare(g(`\b(?:usage|plan|subscription|session|message|messages|request|requests|token|tokens|free|trial|daily|weekly|monthly)\s+(?:limits?|quotas?|allowance|cap)\s+(?:\([^)\n]{0,40}\)\s+)?`+been+reached+`\b`, Wait, false)),
+		open(bare(g(`\b(?:you`+apostrophe+`ve|you\s+have|you|has|have)\s+`+reached+`\s+(?:your|the|its|this|all\s+of\s+your)\s+(?:[\w'’.-]+\s+){0,4}?(?:(?:usage\s+)?(?:limits?|quotas?|allowance|caps?)|usage)(?:\s+(?:for|on)\s+(?:today|(?:this|the)\s+(?:billing\s+)?\w+|[\w-]+\d[\w-]*(?:\.\d+)*))?`, Wait, false))),
 		bare(g(`\bquotas?\s+`+been+reached+`\b`, Wait, false, "quota")),
 		bare(g(`\bno\s+(?:more\s+)?(?:usage|quota|requests|messages)\s+(?:left|remaining)\b`, Wait, false)),
 		// A rate or capacity limit.
 		g(`\brate[\s_-]?limit(?:ed|s?\s+`+been+reached+`|\s+error)\b`, Wait, true, "limit"),
 		g(`\b(?:been|was|were|is|are|being|got|get|getting)\s+(?:temporarily\s+)?rate[\s-]?limited\b`, Wait, true, "limited"),
 		g(`\btoo\s+many\s+(?:requests|tokens|calls|concurrent\s+requests)\b`, Wait, true, "many"),
+		g(`\b(?:over\s+rate[\s_-]?limit|throttling\s+threshold|(?:requests?|you|been|being)\s+throttled)\b`, Wait, true),
+		g(`\breached\s+(?:\w+\s+){0,2}max\s+(?:rpm|tpm|rpd|tpd|concurrency)\b`, Wait, true, "max"),
 		g(`\b(?:over|at|out\s+of|no|insufficient|not\s+enough)\s+(?:\w+\s+)?capacity\b`, Wait, true, "capacity"),
 		g(`\boverloaded\b`, Wait, true, "overloaded"),
 		g(`\b(?:high|heavy|unusually\s+high)\s+(?:demand|traffic|load)\b`, Wait, true),
@@ -889,6 +920,7 @@ func genericRules() []rule {
 		bare(g(`\bstuck\s+in\s+(?:an?\s+)?(?:infinite\s+|endless\s+)?loop\b`, Loop, false, "loop")),
 		bare(g(`\b(?:tool|action|doom|call|agent)\s+loop\s+(?:was\s+)?detected\b`, Loop, false, "loop")),
 		bare(g(`\b(?:same|identical)\s+(?:tool\s+)?(?:call|action|tool\s+call|command|request)s?\b[^\n]{0,40}?\b(?:repeatedly|in\s+a\s+row|consecutive(?:ly)?)\b`, Loop, false)),
+		bare(g(`\b(?:\d+|several|multiple)\s+times\s+(?:in\s+a\s+row\s+)?with\s+the\s+same\s+(?:arguments|input|inputs|parameters)\b`, Loop, false, "same")),
 		bare(g(`\b(?:\d+|several|multiple)\s+(?:consecutive|repeated)\s+(?:identical\s+)?(?:tool\s+)?calls?\b`, Loop, false)),
 	}
 }
@@ -911,7 +943,8 @@ var modelContext = compileAll(
 // model's API (the rules above name those), a documentation's list of
 // errors ("429 - rate_limit_error: ...").
 var genericLookalikes = compileAll(
-	`github\s+api`, `/api/oauth/`, `docker`, `toomanyrequests`, `disk\s+quota`, `client\s+error[^\n]*\bfor\s+url\b`, `(?m)^\s*[45]\d\d\s+-\s+[a-z_]+:`,
+	`github\s+api`, `/api/oauth/`, `docker`, `toomanyrequests`, `disk\s+quota`,
+	`(?m)^[+-]?\s*(?:export\s+)?(?:function|def|func)\s+\w+\s*\(`, `\breturn\s*\(?\s*['"]`, `client\s+error[^\n]*\bfor\s+url\b`, `(?m)^\s*[45]\d\d\s+-\s+[a-z_]+:`,
 )
 
 // errorBefore reports whether the line of text[at:], before at, holds the

@@ -491,6 +491,13 @@ var anchors = []struct {
 	// Codex's "upgrade to Plus" and invalid_workspace_selected, keyed by
 	// the g of "upgrade" and the v of "invalid".
 	{"upgrade to", 2}, {"invalid_workspace_selected", 2},
+	// Ollama's "requires a subscription", LiteLLM's "budget", Moonshot's
+	// "max RPM", and the loop guards' "same arguments", "same input" and
+	// "this action input": keyed by the q of "requires", the bu of
+	// "budget", the ma of "max", the gu of "arguments", the me of "same"
+	// and the ct of "action".
+	{"requires a subscription", 2}, {"budget", 0}, {"max rpm", 0}, {"max tpm", 0},
+	{"same arguments", 7}, {"same input", 2}, {"this action input", 6},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the

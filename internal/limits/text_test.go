@@ -220,6 +220,30 @@ func TestBillingRefusalsAndTaggedWindows(t *testing.T) {
 	assert.False(t, l.Throttle, "one that lifts in hours is a usage window: %s", l.Why)
 }
 
+// The ninth held-out set's families: gateways' and APIs' throttles,
+// windows behind a status, OpenAI's insufficient_quota in words, budgets
+// and subscriptions, frameworks' loop guards; code that holds a message is
+// no limit.
+func TestGatewaysBudgetsAndFrameworkGuards(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"Moonshot's organization RPM", "request reached organization max RPM: 3, please try again after 1 seconds", Wait, "2026-01-29T16:29:34+02:00"},
+		{"LiteLLM's proxy", "429: LiteLLM Rate Limit Handler for rate limit type = team. Crossed TPM / RPM / Max Parallel Request Limit.", Wait, ""},
+		{"a gateway's throttling threshold", `[models] Error: API request failed with status code 429: {"error_msg":"The throttling threshold has been reached: policy ip over ratelimit"}`, Wait, ""},
+		{"Ollama's weekly window", "429: you (<account>) have reached your weekly usage limit, upgrade for higher limits: https://ollama.com/upgrade", Wait, ""},
+		{"a day's token limit in parentheses", "500 - Token limit (500,000 per day) exceeded. Used: 508,311 tokens.", Wait, ""},
+		{"ChatGPT's usage cap", "You've reached the current usage cap for GPT-4. You can continue with the default model now, or try again after 7:06 PM.", Wait, "2026-01-29T19:06:00+02:00"},
+		{"OpenAI's insufficient_quota in words", "litellm.RateLimitError: OpenAIException - You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.", Stop, ""},
+		{"Gemini's 429 says the same first words", "You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.", Wait, ""},
+		{"Moonshot's code", `403 {"error":{"message":"Your account is not active","type":"exceeded_current_quota_error"}}`, Stop, ""},
+		{"Ollama's subscription", "Error: 403 Forbidden: this model requires a subscription, upgrade for access: https://ollama.com/upgrade", Stop, ""},
+		{"LiteLLM's budget", "Request Failed Message: Budget has been exceeded! Current cost: 26.075, Max budget: 0.25", Stop, ""},
+		{"CrewAI's guard", "I must stop using this action input. I'll try something else instead.", Loop, ""},
+		{"tidebreak's guard", "not run: this exact call has now been made 3 times in a row with the same arguments.", Loop, ""},
+		{"heddle's guard", "Repeated tool call blocked: read_file was already called 2 times with the same input earlier in this run", Loop, ""},
+		{"code that returns a message", "+export function describeRateLimit(): string {\n+  return (\n+    'GLM Coding Plan rate limit reached. Wait a moment and retry.'\n+  );\n+}", None, ""},
+	})
+}
+
 // A key or a login the provider refuses: no waiting ends it, a person
 // fixes the key or logs in again.
 func TestRefusedKeysAndLoginsStop(t *testing.T) {
