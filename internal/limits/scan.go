@@ -484,20 +484,20 @@ var anchors = []struct {
 	// The plain words the generic rules read (see genericRules), keyed
 	// by the bytes of the rows above: the v of "invalid" and
 	// "unavailable", the c of "access", "identical" and "action", the m of
-	// "payment", "harmful" and "moderation".
+	// "harmful" and "moderation". ("payment" has none but the me of
+	// ordinary words; HTTP 402 says it.)
 	{"invalid api key", 2}, {"api key is invalid", 13}, {"api key not valid", 12}, {"credential", 0},
 	{"have access to", 6}, {"identical", 6}, {"tool call", 5}, {"same action", 6},
-	{"payment", 3}, {"unavailable", 3}, {"authentication", 8}, {"harmful", 3}, {"moderation", 0},
+	{"unavailable", 3}, {"authentication", 8}, {"harmful", 3}, {"moderation", 0},
 	// Codex's "upgrade to Plus" and invalid_workspace_selected, keyed by
 	// the g of "upgrade" and the v of "invalid".
 	{"upgrade to", 2}, {"invalid_workspace_selected", 2},
 	// Ollama's "requires a subscription", LiteLLM's "budget", Moonshot's
-	// "max RPM", and the loop guards' "same arguments", "same input" and
-	// "this action input": keyed by the q of "requires", the bu of
-	// "budget", the ma of "max", the gu of "arguments", the me of "same"
-	// and the ct of "action".
+	// "max RPM", and the loop guards' "same arguments" and "this action
+	// input": keyed by the q of "requires", the bu of "budget", the ma of
+	// "max", the gu of "arguments" and the ct of "action".
 	{"requires a subscription", 2}, {"budget", 0}, {"max rpm", 0}, {"max tpm", 0},
-	{"same arguments", 7}, {"same input", 2}, {"this action input", 6},
+	{"same arguments", 7}, {"this action input", 6},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the
