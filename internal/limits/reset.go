@@ -151,17 +151,27 @@ func clauseAt(s string, i int, now time.Time, retries bool) when {
 			return unixTime(unix, now)
 		}
 	}
-	if end, ok := fieldAt(s, i, "resets_in_seconds"); ok {
-		if secs := digitsAt(s[end:], 1, 10); secs != "" {
-			n, _ := strconv.ParseInt(secs, 10, 64)
-			if n > int64(MaxAhead/time.Second) {
-				return when{named: true} // past MaxAhead, and past what a Duration holds
-			}
-			return after(now, time.Duration(n)*time.Second)
+	// Codex's resets_in_seconds; a proxy's cooldown, reset_seconds.
+	for _, name := range []string{"resets_in_seconds", "reset_seconds"} {
+		if end, ok := fieldAt(s, i, name); ok {
+			return secondsAt(s[end:], now)
 		}
 	}
 	if end, ok := fieldAt(s, i, "retryDelay"); ok {
 		return durationAt(s[end:], now)
+	}
+	return when{}
+}
+
+// secondsAt reads a count of seconds from the start of s as a time after
+// now.
+func secondsAt(s string, now time.Time) when {
+	if secs := digitsAt(s, 1, 10); secs != "" {
+		n, _ := strconv.ParseInt(secs, 10, 64)
+		if n > int64(MaxAhead/time.Second) {
+			return when{named: true} // past MaxAhead, and past what a Duration holds
+		}
+		return after(now, time.Duration(n)*time.Second)
 	}
 	return when{}
 }
@@ -180,12 +190,15 @@ func durationAt(s string, now time.Time) when {
 // A word may be broken once by a line break, as a terminal wraps a long
 // line in the middle of a word ("try a\ngain at Jun 18th").
 func phraseAt(s string, i int, words ...string) (int, bool) {
-	for _, w := range words {
+	for k, w := range words {
 		end, ok := foldWrappedAt(s, i, w)
 		if !ok {
 			return 0, false
 		}
 		i = end
+		if k == len(words)-1 && i < len(s) && s[i] == ':' {
+			i++ // "Resets in: 30m0s"
+		}
 		if i == len(s) || !isSpace(s[i]) {
 			return 0, false
 		}

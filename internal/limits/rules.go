@@ -245,8 +245,8 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, needs: []string{"crossed", "rpm"}},
 		{re: re(`\bservice\s+tier\s+capacity\s+exceeded\b`),
 			kind: Wait, throttle: true, needs: []string{"capacity", "exceeded"}},
-		{re: re(`\bcurrently\s+experiencing\s+high\s+demand`),
-			kind: Wait, throttle: true, needs: []string{"demand"}},
+		{re: re(`\bcurrently\s+experiencing\s+high\s+(?:demand|traffic)`),
+			kind: Wait, throttle: true, needs: []string{"experiencing"}},
 		{re: re(`\b(?:rate\s+limiting|slow\s+response\s+times)\s+detected`),
 			kind: Wait, throttle: true, needs: []string{"detected"}},
 		{re: re(`\bautomatically\s+switching\s+from\s+\S+\s+to\s+\S+`),
@@ -255,8 +255,8 @@ var rules = sync.OnceValue(func() []rule {
 		{re: re(`\btoo\s+many\s+(?:requests|tokens)(?:\s+per\s+(?:minute|day))?,\s+please\s+wait`),
 			kind: Wait, throttle: true, daily: true, needs: []string{"many", "wait"}},
 		// Trae's queue: "Too many requests right now. You’re in the queue".
-		{re: re(`\btoo\s+many\s+requests\s+right\s+now\b`),
-			kind: Wait, throttle: true, lead: true, needs: []string{"many", "right"}},
+		{re: re(`\btoo\s+many\s+(?:requests\s+right\s+now|current\s+requests)\b`),
+			kind: Wait, throttle: true, lead: true, needs: []string{"many", "requests"}},
 		// Fireworks' body: {'error': 'Too Many Requests', 'message': ...}.
 		{re: re(`\\?["']error\\?["']\s*:\s*\\?["']too\s+many\s+requests\\?["']`),
 			kind: Wait, throttle: true, weak: true, needs: []string{"error", "many"}},
@@ -433,6 +433,11 @@ var rules = sync.OnceValue(func() []rule {
 		// row with the same arguments".
 		{re: re(`\bthis\s+exact\s+call\s+has\s+(?:now\s+)?been\s+made\s+\d+\s+times\b`),
 			kind: Loop, needs: []string{"exact", "times"}},
+		// deer-flow's guard: "[LOOP DETECTED] You are repeating the same
+		// tool calls", "[FORCED STOP] Repeated tool calls exceeded the
+		// safety limit".
+		{re: re(`\[(?:loop\s+detected|forced\s+stop)\]\s+(?:you\s+are\s+repeating|repeated\s+tool\s+calls)\b`),
+			kind: Loop, lead: true, needs: []string{"]"}},
 		// CrewAI's word to an agent that repeats a tool's input: "I must
 		// stop using this action input. I'll try something else instead.";
 		// heddle's "Repeated tool call blocked".
@@ -515,6 +520,16 @@ var rules = sync.OnceValue(func() []rule {
 		// resource package).
 		{re: regexp.MustCompile(`余额不足`),
 			kind: Stop, why: "balance spent (余额不足)", needs: []string{"余额不足"}},
+		// A rate limit in Chinese: "所有账号均已达速率限制" (every account has
+		// reached its rate limit); one-api's and new-api's "当前分组上游负载已饱和"
+		// (the group's upstream load is saturated); Bing's "你已达到每日限制"
+		// (you have reached the daily limit), a day's window.
+		{re: regexp.MustCompile(`达(?:到)?(?:速率|频率|请求)限制`),
+			kind: Wait, throttle: true, why: "rate limit reached (速率限制)", needs: []string{"限制"}},
+		{re: regexp.MustCompile(`负载已饱和`),
+			kind: Wait, throttle: true, why: "upstream load saturated (负载已饱和)", needs: []string{"饱和"}},
+		{re: regexp.MustCompile(`已达到每日限制`),
+			kind: Wait, why: "daily limit reached (已达到每日限制)", needs: []string{"每日限制"}},
 		// One API's and new-api's (proxies') "用户额度不足": the user's
 		// credit is spent.
 		{re: regexp.MustCompile(`(?:用户|账户|帐户)?额度不足`),
@@ -547,6 +562,22 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, lead: true, needs: []string{"subscription"}},
 		{re: re(`\bextra\s+usage\s+is\s+required\s+for`),
 			kind: Stop, lead: true, needs: []string{"required", "usage"}},
+		// Augment's "Your subscription for ... is inactive"; Windsurf's
+		// "free user account exceeded"; Cursor's "Your request has been
+		// blocked as our system has detected suspicious activity"; Warp's
+		// "You've reached the monthly token limit" and "your credit limit"
+		// (they lift on a date), Amazon Q's "Maximum ... reached for this
+		// month".
+		{re: re(`\byour\s+subscription\s+(?:for\s+\S+\s+)?is\s+inactive\b`),
+			kind: Stop, needs: []string{"subscription", "inactive"}},
+		{re: re(`\bfree\s+(?:user\s+)?account\s+exceeded\b`),
+			kind: Stop, needs: []string{"free", "exceeded"}},
+		{re: re(`\byour\s+request\s+has\s+been\s+blocked\s+as\s+our\s+system\s+has\s+detected\s+suspicious\s+activity\b`),
+			kind: Stop, needs: []string{"blocked", "suspicious"}},
+		{re: re(`\byou` + apostrophe + `ve\s+reached\s+(?:the\s+monthly\s+token|your\s+credit)\s+limit\b`),
+			kind: Wait, needs: []string{"reached", "limit"}},
+		{re: re(`\bmaximum\s+\S+\s+reached\s+for\s+this\s+month\b`),
+			kind: Wait, needs: []string{"maximum", "month"}},
 		// Codex's "Insufficient quota. Please check your billing details";
 		// Alibaba Model Studio's "The free quota has been exhausted. To
 		// continue accessing the model on a paid basis, ..."; Codex's "To
@@ -620,6 +651,8 @@ func codeFields() []rule {
 		{"content_policy_violation", Stop, false, false},
 		{"quota_exceeded", Stop, false, false},
 		{"exceeded_current_quota_error", Stop, false, false},
+		{"insufficient_user_quota", Stop, false, false},
+		{"model_cooldown", Wait, true, false},
 		// Anthropic's error type, OpenAI's code, Gemini's reason.
 		{"authentication_error", Stop, false, true},
 		{"invalid_api_key", Stop, false, true},
@@ -679,14 +712,19 @@ var lookalikes = compileAll(
 	`crates\.io`, `proxy\.golang\.org`, `api\.github\.com`, `docker\.io`, `mcp_tool_(?:result|use)`, `resolving\s+package`,
 	`huggingface\.co/[^\s/]+/[^\s/]+/resolve/`,
 	`oauth/usage`, `wham/usage`, `failed\s+to\s+load\s+usage\s+data`, `\busage\s+api\b`,
-	`\b403\b[^\n]{0,40}\brate\s+limit\s+exceeded`, "\\|\\s*`[a-z_]+`\\s*\\|",
+	`\b403\b[^\n]{0,40}\brate\s+limit\s+exceeded`, `docker\s+hub`, `docs\.docker\.com`, `\bsearch\s+(?:tool|api)\b`, `tavily`, `serpapi`, "\\|\\s*`[a-z_]+`\\s*\\|",
 )
 
 // dailyQuota finds a quota of a day in a message whose sign is a throttle:
 // Gemini's "Gemini 2.5 Pro Requests per day per user per tier" and
 // GenerateRequestsPerDayPerProjectPerModel, OpenRouter's
 // free-models-per-day. It is a usage window, not a throttle.
-var dailyQuota = compileAll(`per[-_ ]?day`, `\bdaily\b`)
+var dailyQuota = compileAll(`per[-_ ]?day`, `\bdaily\b`, `per\s+24\s+hours`)
+
+// soonWords find a message's word that its limit lifts in a moment ("Please
+// wait a moment and try again"): a generic sign of a usage window there is a
+// throttle.
+var soonWords = compileAll(`wait\s+a\s+(?:moment|bit|few\s+seconds)`, `try\s+again\s+(?:shortly|in\s+a\s+(?:moment|few\s+seconds))`, `momentarily`)
 
 // zeroQuota finds a quota of zero: Gemini's "limit: 0" and
 // quota_limit_value "0", when a plan does not include a model at all. No
@@ -733,6 +771,9 @@ func leads(text string, at int) bool {
 		return true
 	}
 	p = strings.TrimRight(strings.TrimRight(p, "0123456789"), " \t") // "API Error: 400"
+	if opensField(p) {
+		return true // "errorMessage":"402 This request requires more credits
+	}
 	if i := strings.LastIndexByte(p, '['); i >= 0 && strings.HasSuffix(p, "]") {
 		// A tag in brackets after the label: "Error: [provider.auth_error] 403".
 		p = strings.TrimRight(p[:i], " \t")
@@ -878,18 +919,25 @@ func genericRules() []rule {
 	bare := func(r rule) rule { r.bare = true; return r }
 	open := func(r rule) rule { r.open = true; return r }
 	const (
-		reached = `(?:reached|exceeded|hit|exhausted|used\s+up|depleted|maxed\s+out)`
-		been    = `(?:has\s+been\s+|have\s+been\s+|has\s+|have\s+|was\s+|were\s+|is\s+|are\s+)?`
+		reached  = `(?:reached|exceeded|hit|exhausted|used\s+up|depleted|maxed\s+out)`
+		provider = `(?:(?:anthropic|openai|gemini|google|provider|api|upstream|model|tpm|rpm|tpd|rpd)\s+)?`
+		been     = `(?:has\s+been\s+|have\s+been\s+|has\s+|have\s+|was\s+|were\s+|is\s+|are\s+)?`
 	)
 	return []rule{
 		// A usage window: "usage limit reached", "you have reached the
 		// limit", "quota exhausted", "exceeded your plan's quota".
 		bare(g(`\b(?:usage|plan|subscription|session|message|messages|request|requests|token|tokens|free|trial|daily|weekly|monthly)\s+(?:limits?|quotas?|allowance|cap)\s+(?:\([^)\n]{0,40}\)\s+)?`+been+reached+`\b`, Wait, false)),
-		open(bare(g(`\b(?:you`+apostrophe+`ve|you\s+have|you|has|have)\s+`+reached+`\s+(?:your|the|its|this|all\s+of\s+your)\s+(?:[\w'’.-]+\s+){0,4}?(?:(?:usage\s+)?(?:limits?|quotas?|allowance|caps?)|usage)(?:\s+(?:for|on)\s+(?:today|(?:this|the)\s+(?:billing\s+)?\w+|[\w-]+\d[\w-]*(?:\.\d+)*))?`, Wait, false))),
+		open(bare(g(`\b(?:you`+apostrophe+`ve|you\s+have|you|has|have)\s+`+reached+`\s+(?:your|the|its|this|our|all\s+of\s+your)\s+(?:[\w'’.-]+\s+){0,4}?(?:(?:usage\s+)?(?:limits?|quotas?|allowance|allocation|caps?)|usage|included\s+credits)(?:\s+of\s+(?:[\d,.]+\s+)?(?:requests|messages|tokens|prompts|neurons|credits|calls)(?:\s+per\s+(?:\d+\s+)?\w+)?)?(?:\s+(?:for|on)\s+(?:today|(?:this|the)\s+(?:billing\s+)?\w+|[\w-]+\d[\w-]*(?:\.\d+)*|[\w-]+(?:\s+[\w-]+){0,2}))?`, Wait, false))),
 		bare(g(`\bquotas?\s+`+been+reached+`\b`, Wait, false, "quota")),
+		bare(g(`\byou`+apostrophe+`ve\s+used\s+all\s+(?:of\s+)?your\s+(?:[\w-]+\s+){0,4}?(?:messages|requests|credits|quota|usage|tokens)\b`, Wait, false, "used")),
 		bare(g(`\bno\s+(?:more\s+)?(?:usage|quota|requests|messages)\s+(?:left|remaining)\b`, Wait, false)),
 		// A rate or capacity limit.
-		g(`\brate[\s_-]?limit(?:ed|s?\s+`+been+reached+`|\s+error)\b`, Wait, true, "limit"),
+		g(`\b`+provider+`rate[\s_-]?limit(?:ed|s?\s+`+been+reached+`|\s+error)\b`, Wait, true, "limit"),
+		bare(g(`\b(?:tpm|rpm|tpd|rpd|token|request)\s+limit\s+`+been+`(?:reached|exceeded)\b`, Wait, true, "limit")),
+		g(`\breached\s+(?:\w+\s+){0,3}?rate\s+limit\b`, Wait, true, "rate"),
+		g(`\b(?:rejected|limited|blocked)\s+due\s+to\s+rate\s+limiting\b`, Wait, true, "rate"),
+		bare(g(`\b(?:the\s+)?request\s+queue\s+is\s+full\b`, Wait, true, "queue")),
+		g(`\b(?:are|is)\s+cooling\s+down\b`, Wait, true, "cooling"),
 		g(`\b(?:been|was|were|is|are|being|got|get|getting)\s+(?:temporarily\s+)?rate[\s-]?limited\b`, Wait, true, "limited"),
 		g(`\btoo\s+many\s+(?:requests|tokens|calls|concurrent\s+requests)\b`, Wait, true, "many"),
 		g(`\b(?:over\s+rate[\s_-]?limit|throttling\s+threshold|(?:requests?|you|been|being)\s+throttled)\b`, Wait, true),
@@ -903,6 +951,8 @@ func genericRules() []rule {
 		bare(g(`\b(?:insufficient|not\s+enough|no|out\s+of|ran\s+out\s+of|run\s+out\s+of|zero|negative)\s+(?:\w+\s+){0,2}?(?:credits?|balance|funds)\b`, Stop, false)),
 		bare(g(`\b(?:credits?|balance|funds)\s+`+been+`(?:insufficient|too\s+low|exhausted|depleted|used\s+up|run\s+out)\b`, Stop, false)),
 		g(`\bpayment\s+required\b`, Stop, false, "payment"),
+		bare(g(`\bquota\s+is\s+not\s+enough\b`, Stop, false, "quota")),
+		g(`\b(AccessDeniedException)\b`, Stop, false, "accessdenied"),
 		// A key, a login or an account refused.
 		g(`\b(?:invalid|incorrect|missing|expired|revoked|wrong|bad)\s+(?:\w+\s+)?(?:api[\s_-]?key|access\s+token|auth(?:entication)?\s+token|oauth\s+token|credentials)\b`, Stop, false),
 		g(`\bapi[\s_-]?key\s+`+been+`(?:invalid|not\s+valid|expired|revoked|missing|not\s+found|required)\b`, Stop, false),
@@ -918,6 +968,9 @@ func genericRules() []rule {
 		g(`\bcontent\s+(?:filter|moderation|management|safety)\s+(?:policy|system|triggered)\b`, Stop, false, "content"),
 		// An agent repeating itself.
 		bare(g(`\bstuck\s+in\s+(?:an?\s+)?(?:infinite\s+|endless\s+)?loop\b`, Loop, false, "loop")),
+		bare(g(`\btool[\s-]+loop[\s-]+guard\b`, Loop, false, "guard")),
+		bare(g(`\brepeating\s+the\s+same\s+(?:tool\s+)?(?:calls?|actions?)\b`, Loop, false, "repeating")),
+		bare(g(`\brepeated\s+tool\s+calls\s+exceeded\b`, Loop, false, "repeated")),
 		bare(g(`\b(?:tool|action|doom|call|agent)\s+loop\s+(?:was\s+)?detected\b`, Loop, false, "loop")),
 		bare(g(`\b(?:same|identical)\s+(?:tool\s+)?(?:call|action|tool\s+call|command|request)s?\b[^\n]{0,40}?\b(?:repeatedly|in\s+a\s+row|consecutive(?:ly)?)\b`, Loop, false)),
 		bare(g(`\b(?:\d+|several|multiple)\s+times\s+(?:in\s+a\s+row\s+)?with\s+the\s+same\s+(?:arguments|input|inputs|parameters)\b`, Loop, false, "same")),
@@ -934,7 +987,7 @@ var modelContext = compileAll(
 	`mistral`, `groq`, `\bgrok`, `\bxai\b`, `/v1/`, `completion`, `\btokens?\s+per\b`, `\bagent\b`,
 	`\bgpt`, `llama`, `\bglm`, `kimi`, `moonshot`, `zhipu`, `minimax`, `dashscope`, `cohere`,
 	`fireworks`, `together`, `perplexity`, `ollama`, `litellm`, `azure`, `inference`, `\bchat\b`,
-	`\bai\b`, `\bai_`, `assistant`, `prompt`,
+	`\bai\b`, `\bai_`, `assistant`, `prompt`, `amazon\s+q\b`, `codewhisperer`,
 )
 
 // genericLookalikes find the words of a message that a generic sign is
@@ -956,13 +1009,24 @@ func errorBefore(text string, at int) bool {
 	return anyMatches(errorWords(), strings.ToLower(text[start:at]))
 }
 
-// quoted reports whether text[at:] follows an opening quote: prose or a
-// log that quotes a message (`detected "You've hit your limit"`).
+// quoted reports whether text[at:] follows an opening quote on its line:
+// prose, a log or code that quotes a message (`detected "You've hit your
+// limit"`).
 func quoted(text string, at int) bool {
-	p := strings.TrimRight(text[max(0, at-maxLead):at], " \t")
+	from := max(0, at-maxLead)
+	line := text[from+strings.LastIndexByte(text[from:at], '\n')+1 : at]
+	p := strings.TrimRight(line, " \t")
 	r, _ := utf8.DecodeLastRuneInString(p)
-	return strings.ContainsRune("\"'`“‘«", r)
+	switch r {
+	case '“', '‘', '«':
+		return true
+	case '"', '\'', '`':
+		// An opening quote, not the closing one of a name before it
+		// ("Project `proj_1` does not have access").
+		return strings.Count(p, string(r))%2 == 1
+	}
+	return false
 }
 
 // errorWords are the words errorBefore looks for.
-var errorWords = compileAll(`error`, `exception`, `fail`, `\b[45]\d\d\b`, `[✕✗×⚠❌]`, `denied`, `refused`, `rejected`, `warn`, `halt`, `stop`, `abort`)
+var errorWords = compileAll(`error`, `exception`, `fail`, `\b[45]\d\d\b`, `[✕✗×⚠❌]`, `denied`, `refused`, `rejected`, `warn`, `halt`, `stop`, `abort`, `错误`)

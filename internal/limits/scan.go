@@ -334,14 +334,17 @@ func regionSigns(r region) []sign {
 }
 
 // withoutGenericSigns drops the signs of generic rules (rule.generic)
-// when another rule's sign stands among signs, when lower, the region
+// when another rule's sign that is not weak stands among signs, or a weak
+// one of the same kind or overlapping them, when lower, the region
 // lower-cased, holds a generic look-alike's words (genericLookalikes), or
 // when it names no model, provider, agent or model's API (modelContext),
 // unless the sign is bare and leads its line.
 func withoutGenericSigns(signs []sign, lower string) []sign {
 	specific, generic := false, false
+	var kinds [Loop + 1]bool // the kinds of the other rules' signs
 	for _, g := range signs {
-		specific = specific || !g.rule.generic
+		specific = specific || !g.rule.generic && !g.rule.weak
+		kinds[g.rule.kind] = kinds[g.rule.kind] || !g.rule.generic
 		generic = generic || g.rule.generic
 	}
 	if !generic {
@@ -351,11 +354,22 @@ func withoutGenericSigns(signs []sign, lower string) []sign {
 	named := fallback && anyMatches(modelContext(), lower)
 	kept := signs[:0]
 	for _, g := range signs {
-		if !g.rule.generic || named || fallback && g.rule.bare && leads(g.r.text, g.m[0]) {
+		if !g.rule.generic || (named || fallback && g.rule.bare && leads(g.r.text, g.m[0])) && !kinds[g.rule.kind] && !overlapped(g, signs) {
 			kept = append(kept, g)
 		}
 	}
 	return kept
+}
+
+// overlapped reports whether the generic sign g stands within another
+// rule's sign among signs: that rule's words say it first.
+func overlapped(g sign, signs []sign) bool {
+	for _, o := range signs {
+		if !o.rule.generic && g.m[0] < o.m[1] && o.m[0] < g.m[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // hasWait reports whether one of signs is a Wait's.
@@ -388,6 +402,9 @@ func (g sign) finding(now time.Time) finding {
 	if f.kind == Wait && f.throttle && (rl.weak || rl.daily) && g.daily {
 		f.throttle = false // a generic sign whose quota is a day's: a usage window
 	}
+	if f.kind == Wait && !f.throttle && rl.generic && anyMatches(soonWords(), strings.ToLower(text)) {
+		f.throttle = true // plain words that say to wait a moment: a throttle
+	}
 	if f.kind == Wait || rl.capped {
 		end := min(g.next, g.m[0]+maxResetScan)
 		if end < g.m[1] {
@@ -398,7 +415,7 @@ func (g sign) finding(now time.Time) finding {
 			f.reset = headerReset(g.headers, now) // the region's dumped headers
 		}
 	}
-	if f.kind == Wait && rl != &usageHeaderRule && f.reset.ok && f.reset.at.Sub(now) <= shortWait {
+	if f.kind == Wait && rl != &usageHeaderRule && !g.daily && f.reset.ok && f.reset.at.Sub(now) <= shortWait {
 		// A limit that lifts in seconds is a capacity throttle; a
 		// subscription's window its headers say is spent is not, whatever
 		// its retry-after.
@@ -498,6 +515,13 @@ var anchors = []struct {
 	// "max", the gu of "arguments" and the ct of "action".
 	{"requires a subscription", 2}, {"budget", 0}, {"max rpm", 0}, {"max tpm", 0},
 	{"same arguments", 7}, {"this action input", 6},
+	// Amazon Q's ThrottlingException and AccessDeniedException, "high
+	// traffic", Augment's "subscription", Cody's "you've used all", keyed
+	// by the x of "exception" and "experiencing", the cc of "access", the
+	// cr of "subscription" and the ve of "you've"; 限制 (a limit) and 饱和
+	// (saturated) by their first bytes.
+	{"throttlingexception", 11}, {"experiencing high", 1}, {"accessdenied", 1}, {"subscription", 4},
+	{"ve used all", 0}, {"限制", 0}, {"负载已饱和", 9},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the

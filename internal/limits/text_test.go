@@ -244,6 +244,42 @@ func TestGatewaysBudgetsAndFrameworkGuards(t *testing.T) {
 	})
 }
 
+// The tenth and eleventh held-out sets' families: AI IDEs, proxies and
+// apps besides the big agents.
+func TestIDEsProxiesAndAppsLimits(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"a proxy's credential cooldown", `API Error: 429 {"error":{"code":"model_cooldown","message":"All credentials for model gemini-pro are cooling down","reset_seconds":120}}`, Wait, "2026-01-29T16:31:33+02:00"},
+		{"a rate limit for a model, and its Resets in:", "Permission denied: Reached message rate limit for this model. Please try again later. Resets in: 30m0s", Wait, "2026-01-29T16:59:33+02:00"},
+		{"every account rate-limited, in Chinese", `{"error":{"message":"gpt-5.1 所有账号均已达速率限制，请 117 秒后重试"}}`, Wait, ""},
+		{"upstream saturated, in Chinese", "429 当前分组上游负载已饱和，请稍后再试", Wait, ""},
+		{"Bing's daily limit", "聊得很愉快，但你已达到每日限制。请明天再试。", Wait, ""},
+		{"Amazon Q's monthly maximum", `Error { code: "ThrottlingException", message: "Maximum GenerateAssistantResponse reached for this month." }`, Wait, ""},
+		{"high traffic", "Service is currently experiencing high traffic. Request failed after 3 attempts.", Wait, ""},
+		{"Warp's monthly tokens", "I'm sorry, I can't complete that request. You've reached the monthly token limit.", Wait, ""},
+		{"a provider's name first", "Anthropic rate limit exceeded, please wait a bit and try again.", Wait, ""},
+		{"Trae's queue", "Too many current requests. Your queue position is 14.", Wait, ""},
+		{"a full queue", `"Streaming response failed: [503] The request queue is full."`, Wait, ""},
+		{"a TPM limit", "Error: 429 Request was rejected due to rate limiting. Details: TPM limit reached.", Wait, ""},
+		{"messages per 24 hours", `{"error":{"message":"You've reached our limit of messages per 24 hours. Please try again later.","type":"429 Too Many Requests"}}`, Wait, ""},
+		{"a day's free allocation", "you have used up your daily free allocation of 10,000 neurons, please upgrade to Cloudflare's Workers Paid plan", Wait, ""},
+		{"a month's included credits", "You have exceeded your monthly included credits for Inference Providers.", Wait, ""},
+		{"Cody's daily messages", "You've used all of your chat messages and commands for today.", Wait, ""},
+		{"Augment's inactive subscription", "⚠️ Your subscription for a@example.com is inactive. Please update your plan to continue using Augment. ⚠️", Stop, ""},
+		{"Windsurf's free account", "Failed to log in: ConnectError: [permission_denied] free user account exceeded, please upgrade to a paid plan", Stop, ""},
+		{"Cursor's blocked account", `{"error":"ERROR_UNAUTHORIZED","details":{"detail":"Your request has been blocked as our system has detected suspicious activity from your account."}}`, Stop, ""},
+		{"Amazon Q's access refused", "Amazon Q is having trouble responding right now: 0: unhandled error (AccessDeniedException)", Stop, ""},
+		{"a credit refusal in a log's errorMessage", `{"level":"warn","errorMessage":"402 This request requires more credits, or fewer max_tokens."}`, Stop, ""},
+		{"a project without the model", "AI_APICallError: Project `proj_1` does not have access to model `gpt-4o`", Stop, ""},
+		{"a user quota not enough", "preConsumeQuota failed: {Error:{Message:user quota is not enough Type:one_api_error Param: Code:insufficient_user_quota} StatusCode:403}", Stop, ""},
+		{"a tool loop guard", `Tool loop guard stopped repeated failing calls to "read" after 9 attempts (limit 2).`, Loop, ""},
+		{"deer-flow's guard", "[LOOP DETECTED] You are repeating the same tool calls. Stop calling tools and produce your final answer now.", Loop, ""},
+		{"a search tool's 429", "Encountered HTTP 429 errors while trying to fetch data using the Tavily search tool", None, ""},
+		{"Docker Hub's documentation", "A generic 429 Too Many Requests error is generally referring to the abuse limit, described here: https://docs.docker.com/docker-hub/usage/", None, ""},
+	})
+	l := FromText("⚠️ Kiro rate limit reached: Request quota exceeded. Please wait a moment and try again.", now)
+	assert.True(t, l.Kind == Wait && l.Throttle, "a wait of a moment is a throttle: %s", l.Why)
+}
+
 // A key or a login the provider refuses: no waiting ends it, a person
 // fixes the key or logs in again.
 func TestRefusedKeysAndLoginsStop(t *testing.T) {
