@@ -220,7 +220,7 @@ var rules = sync.OnceValue(func() []rule {
 		{re: re(`\byou` + apostrophe + `ve\s+hit\s+(?:your|the)\s+(?:global\s+|api\s+)?rate\s+limit`),
 			kind: Wait, throttle: true, lead: true, needs: []string{"hit", "rate"}},
 		{re: re(`\bsorry,\s+(?:you\s+have\s+been|you` + apostrophe + `ve\s+been|your\s+request\s+was)\s+(?:rate|speed)[\s-]+limited`),
-			kind: Wait, throttle: true, needs: []string{"sorry", "limited"}},
+			kind: Wait, throttle: true, daily: true, needs: []string{"sorry", "limited"}},
 		{re: re(`\bsorry,\s+you\s+have\s+exceeded\s+the\s+[\w -]{1,30}?rate\s+limit\b`),
 			kind: Wait, throttle: true, needs: []string{"sorry", "exceeded"}},
 		// An agent's words for its provider's throttle: gpt-pilot's "Rate
@@ -290,6 +290,9 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, why: "HTTP ", needs: []string{"provider", "50"}},
 		{re: re(`\b(50[234])\s+<html>`),
 			kind: Wait, throttle: true, lead: true, weak: true, why: "HTTP ", needs: []string{"<html>", "50"}},
+		// Copilot's client: "Last error: CAPIError: 503 {...}".
+		{re: regexp.MustCompile(`\bCAPIError:\s+(50[234])\b`),
+			kind: Wait, throttle: true, why: "CAPIError ", needs: []string{"capierror", "50"}},
 		// A retrying client's last word: "All 2 attempts failed. Last
 		// status: 503 Service Unavailable."
 		{re: re(`\blast\s+status:\s+(50[234])\b`),
@@ -562,6 +565,18 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, lead: true, needs: []string{"subscription"}},
 		{re: re(`\bextra\s+usage\s+is\s+required\s+for`),
 			kind: Stop, lead: true, needs: []string{"required", "usage"}},
+		// Codex's "your refresh token was already used" and "access to ...
+		// has been temporarily limited for potentially suspicious activity";
+		// Gemini's "This service has been disabled in this account" and
+		// "not eligible for Gemini Code Assist".
+		{re: re(`\brefresh\s+token\s+was\s+already\s+used\b`),
+			kind: Stop, needs: []string{"refresh", "already"}},
+		{re: re(`\btemporarily\s+limited\s+for\s+potentially\s+suspicious\s+activity\b`),
+			kind: Stop, needs: []string{"limited", "suspicious"}},
+		{re: re(`\bthis\s+service\s+has\s+been\s+disabled\s+in\s+this\s+account\b`),
+			kind: Stop, needs: []string{"service", "disabled"}},
+		{re: re(`\bnot\s+eligible\s+for\s+gemini\s+code\s+assist\b`),
+			kind: Stop, needs: []string{"eligible", "gemini"}},
 		// Augment's "Your subscription for ... is inactive"; Windsurf's
 		// "free user account exceeded"; Cursor's "Your request has been
 		// blocked as our system has detected suspicious activity"; Warp's
@@ -715,11 +730,12 @@ var lookalikes = compileAll(
 	`\b403\b[^\n]{0,40}\brate\s+limit\s+exceeded`, `docker\s+hub`, `docs\.docker\.com`, `\bsearch\s+(?:tool|api)\b`, `tavily`, `serpapi`, "\\|\\s*`[a-z_]+`\\s*\\|",
 )
 
-// dailyQuota finds a quota of a day in a message whose sign is a throttle:
+// dailyQuota finds a quota of a day (or a week: Copilot's "you've
+// exceeded your weekly rate limit") in a message whose sign is a throttle:
 // Gemini's "Gemini 2.5 Pro Requests per day per user per tier" and
 // GenerateRequestsPerDayPerProjectPerModel, OpenRouter's
 // free-models-per-day. It is a usage window, not a throttle.
-var dailyQuota = compileAll(`per[-_ ]?day`, `\bdaily\b`, `per\s+24\s+hours`)
+var dailyQuota = compileAll(`per[-_ ]?day`, `\bdaily\b`, `per\s+24\s+hours`, `\bweekly\b`)
 
 // soonWords find a message's word that its limit lifts in a moment ("Please
 // wait a moment and try again"): a generic sign of a usage window there is a
@@ -765,6 +781,8 @@ func leads(text string, at int) bool {
 	start := from + strings.LastIndexByte(text[from:at], '\n') + 1
 	p := strings.TrimRight(text[start:at], " \t")
 	switch {
+	case strings.Count(p, "`")%2 == 1:
+		return false // inside inline code: "classify `API Error: ...` as"
 	case !hasWord(p):
 		return true
 	case opensField(p):
@@ -1015,6 +1033,9 @@ func errorBefore(text string, at int) bool {
 func quoted(text string, at int) bool {
 	from := max(0, at-maxLead)
 	line := text[from+strings.LastIndexByte(text[from:at], '\n')+1 : at]
+	if strings.Count(line, "`")%2 == 1 {
+		return true // inside inline code
+	}
 	p := strings.TrimRight(line, " \t")
 	r, _ := utf8.DecodeLastRuneInString(p)
 	switch r {

@@ -522,6 +522,10 @@ var anchors = []struct {
 	// (saturated) by their first bytes.
 	{"throttlingexception", 11}, {"experiencing high", 1}, {"accessdenied", 1}, {"subscription", 4},
 	{"ve used all", 0}, {"限制", 0}, {"负载已饱和", 9},
+	// Codex's "out of Codex messages" and "access token", Gemini's "not
+	// eligible": the co of "codex", the cc of "access", the gi of
+	// "eligible".
+	{"codex messages", 0}, {"access token", 1}, {"not eligible", 7},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the

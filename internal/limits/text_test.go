@@ -280,6 +280,20 @@ func TestIDEsProxiesAndAppsLimits(t *testing.T) {
 	assert.True(t, l.Kind == Wait && l.Throttle, "a wait of a moment is a throttle: %s", l.Why)
 }
 
+// The twelfth held-out set's families: the big agents' newest wordings.
+func TestTheBigAgentsNewestWordings(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"Copilot's weekly rate limit is a window", "Sorry, you have been rate-limited. Please wait 2 minutes before trying again. Server Error: Sorry, you've exceeded your weekly rate limit.", Wait, "2026-01-29T16:31:33+02:00"},
+		{"the Codex app without a limit's word", "You’re out of Codex messages\nTo get more access now, send a request to your admin, or wait until May 30, 2026, 4:12 PM.", Wait, ""},
+		{"Copilot's 503 through its client", `Last error: CAPIError: 503 {"error":{"message":"Claude Opus 4.8 is currently experiencing issues."}}`, Wait, ""},
+		{"Codex's spent refresh token", "Your access token could not be refreshed because your refresh token was already used. Please log out and sign in again.", Stop, ""},
+		{"Codex's safety mitigation", "stream disconnected before completion: This user's access to gpt-5.4 has been temporarily limited for potentially suspicious activity related to cybersecurity.", Stop, ""},
+		{"Gemini's account disabled", `✕ [API Error: [{ "error": { "code": 403, "message": "This service has been disabled in this account for violation of Terms of Service." } }]]`, Stop, ""},
+		{"Gemini Code Assist refuses the account", "Failed to login. Message: Your current account is not eligible for Gemini Code Assist for individuals.", Stop, ""},
+		{"a message in inline code", "- classify Claude Code `API Error: Repeated 529 Overloaded errors` as `provider_overloaded`", None, ""},
+	})
+}
+
 // A key or a login the provider refuses: no waiting ends it, a person
 // fixes the key or logs in again.
 func TestRefusedKeysAndLoginsStop(t *testing.T) {
