@@ -127,7 +127,7 @@ func clauseAt(s string, i int, now time.Time, retries bool) when {
 		}
 		for _, in := range [][]string{{"resets", "in"}, {"reset", "in"}, {"try", "again", "in"}, {"resets", "after"}, {"reset", "after"}, {"retry", "in"}, {"retry", "after"}, {"wait"}, {"come", "back", "in"}} {
 			if end, ok := phraseAt(s, i, in...); ok {
-				return durationAt(s[end:], now)
+				return durationAt(strings.TrimLeft(s[end:], "~"), now) // "resets in ~5s"
 			}
 		}
 		for _, retry := range [][]string{{"retrying", "in"}, {"retrying", "after"}, {"waiting", "for"}, {"waiting"}} {
@@ -304,7 +304,7 @@ var whenRE = sync.OnceValue(func() *regexp.Regexp {
 		`(?:(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{4}))?(?:\s*,\s*|\s+at\s+|\s+)` +
 		`|(?P<iso>\d{4}-\d{2}-\d{2})(?:\s+at\s+|\s+|T)` +
 		`|(?P<pday>\d{1,2})\s+(?:de\s+)?(?P<pmonth>[a-z]{3})[a-z]*\.?\s+(?:de\s+)?(?P<pyear>\d{4}),?\s+)?` +
-		`(?P<hour>\d{1,2})(?::(?P<min>\d{2}))?(?::\d{2})?(?:\s*(?P<ampm>[ap]\.?\s?m\b\.?))?` +
+		`(?P<hour>\d{1,2})(?::(?P<min>\d{2}))?(?::(?P<sec>\d{2}))?(?:\s*(?P<ampm>[ap]\.?\s?m\b\.?))?` +
 		`(?:\s*\((?P<zone>[A-Za-z][A-Za-z0-9_+\-/]{0,63})\)|\s*\b(?P<zword>UTC|GMT)(?P<zoff>[+-]\d{1,2}(?::?\d{2})?)?\b|(?P<zulu>Z)\b|(?P<isooff>[+-]\d{2}:\d{2})\b)?`)
 })
 
@@ -371,7 +371,11 @@ func parseClock(s string, now time.Time) when {
 	case g("min") == "" || hour > 23:
 		return when{} // "5" alone, or "25:00"
 	}
-	if minute > 59 {
+	second := 0
+	if g("sec") != "" {
+		second, _ = strconv.Atoi(g("sec"))
+	}
+	if minute > 59 || second > 59 {
 		return when{}
 	}
 
@@ -400,7 +404,7 @@ func parseClock(s string, now time.Time) when {
 	}
 	local := now.In(loc)
 	at := func(y int, mo time.Month, d int) time.Time {
-		return time.Date(y, mo, d, hour, minute, 0, 0, loc)
+		return time.Date(y, mo, d, hour, minute, second, 0, loc)
 	}
 
 	switch {

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -182,7 +183,7 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, why: "5-hour usage cap reached (已达到 5 小时的使用上限)", needs: []string{"使用上限"}},
 		{re: re(`\byou\s+have\s+used\s+all\s+of\s+today` + apostrophe + `s\s+free\s+usage\b`),
 			kind: Wait, needs: []string{"today", "usage"}},
-		{re: re(`\byou` + apostrophe + `ve\s+reached\s+your\s+(?:(?:daily|weekly|monthly)\s+)?(?:usage|chat\s+messages|completions)\s+limit\b`),
+		{re: re(`\byou` + apostrophe + `ve\s+reached\s+your\s+(?:(?:daily|weekly|monthly)\s+)?(?:\([^)\n]{0,20}\)\s+)?(?:usage|chat\s+messages|completions)\s+limit\b`),
 			kind: Wait, lead: true, needs: []string{"reached", "limit"}},
 		// Gemini Code Assist's and Antigravity's "Individual quota
 		// reached"; Qwen Code's "Free allocated quota exceeded" (a day's).
@@ -523,12 +524,15 @@ var rules = sync.OnceValue(func() []rule {
 		// resource package).
 		{re: regexp.MustCompile(`余额不足`),
 			kind: Stop, why: "balance spent (余额不足)", needs: []string{"余额不足"}},
-		// A rate limit in Chinese: "所有账号均已达速率限制" (every account has
-		// reached its rate limit); one-api's and new-api's "当前分组上游负载已饱和"
+		// Zhipu's "该模型当前访问量过大" (the model's traffic is too high) and
+		// "您的账户已达到速率限制" (your account has reached its rate limit),
+		// Windsurf's "所有账号均已达速率限制" (every account has); one-api's and new-api's "当前分组上游负载已饱和"
 		// (the group's upstream load is saturated); Bing's "你已达到每日限制"
 		// (you have reached the daily limit), a day's window.
-		{re: regexp.MustCompile(`达(?:到)?(?:速率|频率|请求)限制`),
-			kind: Wait, throttle: true, why: "rate limit reached (速率限制)", needs: []string{"限制"}},
+		{re: regexp.MustCompile(`达(?:到)?速率限制`),
+			kind: Wait, throttle: true, why: "rate limit reached (速率限制)", needs: []string{"速率限制"}},
+		{re: regexp.MustCompile(`访问量过大`),
+			kind: Wait, throttle: true, why: "traffic too high (访问量过大)", needs: []string{"访问量"}},
 		{re: regexp.MustCompile(`负载已饱和`),
 			kind: Wait, throttle: true, why: "upstream load saturated (负载已饱和)", needs: []string{"饱和"}},
 		{re: regexp.MustCompile(`已达到每日限制`),
@@ -565,6 +569,19 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, lead: true, needs: []string{"subscription"}},
 		{re: re(`\bextra\s+usage\s+is\s+required\s+for`),
 			kind: Stop, lead: true, needs: []string{"required", "usage"}},
+		// Z.ai's "Your current subscription plan does not yet include access
+		// to GLM-5"; Zhipu's "Authorization Token已过期" and "令牌已过期" (the
+		// token has expired), and its SDK's "Error code: 401, with error
+		// text"; ThoughtCoding's guard "不可重复以相同的入参调用同一个工具" (do not
+		// call the same tool again with the same input), a loop.
+		{re: re(`\bsubscription\s+plan\s+does\s+not\s+(?:yet\s+)?include\s+access\s+to\b`),
+			kind: Stop, needs: []string{"subscription", "include"}},
+		{re: regexp.MustCompile(`(?:[Tt]oken|令牌)\s*已过期`),
+			kind: Stop, why: "token expired (已过期)", needs: []string{"已过期"}},
+		{re: re(`\berror\s+code:\s+(401),\s+with\s+error\s+text\b`),
+			kind: Stop, weak: true, why: "HTTP ", needs: []string{"401", "text"}},
+		{re: regexp.MustCompile(`以相同的入参调用同一个工具`),
+			kind: Loop, why: "the same tool with the same input (以相同的入参调用同一个工具)", needs: []string{"同一个工具"}},
 		// Codex's "your refresh token was already used" and "access to ...
 		// has been temporarily limited for potentially suspicious activity";
 		// Gemini's "This service has been disabled in this account" and
@@ -737,6 +754,20 @@ var lookalikes = compileAll(
 // free-models-per-day. It is a usage window, not a throttle.
 var dailyQuota = compileAll(`per[-_ ]?day`, `\bdaily\b`, `per\s+24\s+hours`, `\bweekly\b`)
 
+// chinaTime finds the words of Zhipu's (Z.ai's) limits, whose resets name
+// no zone and are China's time: its code 1308, 使用上限 (the usage cap), its
+// hosts.
+var chinaTime = compileAll(`\b1308\b`, `使用上限`, `z\.ai\b`, `bigmodel\.cn`, `zhipu`)
+
+// shanghai is China's time zone.
+var shanghai = sync.OnceValue(func() *time.Location {
+	loc, err := time.LoadLocation("Asia/Shanghai")
+	if err != nil {
+		return time.FixedZone("CST", 8*60*60)
+	}
+	return loc
+})
+
 // soonWords find a message's word that its limit lifts in a moment ("Please
 // wait a moment and try again"): a generic sign of a usage window there is a
 // throttle.
@@ -792,9 +823,18 @@ func leads(text string, at int) bool {
 	if opensField(p) {
 		return true // "errorMessage":"402 This request requires more credits
 	}
-	if i := strings.LastIndexByte(p, '['); i >= 0 && strings.HasSuffix(p, "]") {
-		// A tag in brackets after the label: "Error: [provider.auth_error] 403".
+	p = strings.TrimRight(p, "[") // a message in brackets: "[Usage limit reached ...]"
+	for strings.HasSuffix(p, "]") {
+		// A tag in brackets after the label: "Error: [provider.auth_error] 403",
+		// "message":"[1308][Usage limit ...".
+		i := strings.LastIndexByte(p, '[')
+		if i < 0 {
+			break
+		}
 		p = strings.TrimRight(p[:i], " \t")
+	}
+	if opensField(p) {
+		return true
 	}
 	if !strings.HasSuffix(p, ":") {
 		return false
@@ -829,7 +869,7 @@ const maxLabelWords = 4
 const maxLead = 256
 
 // labels are the words that end a label before a message.
-var labels = []string{"error", "exception", "failed", "failure", "fatal", "output", "stderr", "stdout", "message", "msg", "reason", "warning", "detail", "details", "wrong", "stopped"}
+var labels = []string{"error", "exception", "failed", "failure", "fatal", "output", "stderr", "stdout", "message", "msg", "reason", "warning", "warn", "detail", "details", "wrong", "stopped", "错误", "错误信息", "报错"}
 
 // endsWithLabel reports whether s ends with one of labels, as a word or
 // the end of one ("ApiError", "litellm.RateLimitError"), in brackets or
@@ -944,14 +984,16 @@ func genericRules() []rule {
 	return []rule{
 		// A usage window: "usage limit reached", "you have reached the
 		// limit", "quota exhausted", "exceeded your plan's quota".
-		bare(g(`\b(?:usage|plan|subscription|session|message|messages|request|requests|token|tokens|free|trial|daily|weekly|monthly)\s+(?:limits?|quotas?|allowance|cap)\s+(?:\([^)\n]{0,40}\)\s+)?`+been+reached+`\b`, Wait, false)),
+		bare(g(`\b(?:(?:open\s+)?api\s+)?(?:(?:daily|weekly|monthly|hourly|free)\s+)?(?:usage|plan|subscription|session|message|messages|request|requests|token|tokens|free|trial|daily|weekly|monthly)\s+(?:limits?|quotas?|allowance|cap)\s+(?:\([^)\n]{0,40}\)\s+)?`+been+reached+`\b`, Wait, false)),
 		open(bare(g(`\b(?:you`+apostrophe+`ve|you\s+have|you|has|have)\s+`+reached+`\s+(?:your|the|its|this|our|all\s+of\s+your)\s+(?:[\w'’.-]+\s+){0,4}?(?:(?:usage\s+)?(?:limits?|quotas?|allowance|allocation|caps?)|usage|included\s+credits)(?:\s+of\s+(?:[\d,.]+\s+)?(?:requests|messages|tokens|prompts|neurons|credits|calls)(?:\s+per\s+(?:\d+\s+)?\w+)?)?(?:\s+(?:for|on)\s+(?:today|(?:this|the)\s+(?:billing\s+)?\w+|[\w-]+\d[\w-]*(?:\.\d+)*|[\w-]+(?:\s+[\w-]+){0,2}))?`, Wait, false))),
 		bare(g(`\bquotas?\s+`+been+reached+`\b`, Wait, false, "quota")),
 		bare(g(`\byou`+apostrophe+`ve\s+used\s+all\s+(?:of\s+)?your\s+(?:[\w-]+\s+){0,4}?(?:messages|requests|credits|quota|usage|tokens)\b`, Wait, false, "used")),
 		bare(g(`\bno\s+(?:more\s+)?(?:usage|quota|requests|messages)\s+(?:left|remaining)\b`, Wait, false)),
 		// A rate or capacity limit.
 		g(`\b`+provider+`rate[\s_-]?limit(?:ed|s?\s+`+been+reached+`|\s+error)\b`, Wait, true, "limit"),
-		bare(g(`\b(?:tpm|rpm|tpd|rpd|token|request)\s+limit\s+`+been+`(?:reached|exceeded)\b`, Wait, true, "limit")),
+		bare(g(`\b(?:tpm|rpm|tpd|rpd|rph|tph|token|request|(?:tokens|requests)\s+per\s+(?:minute|second|hour))\s+limit\s+`+been+`(?:reached|exceeded)\b`, Wait, true, "limit")),
+		g(`\b(?:tpm|rpm)\s+(?:\([^)\n]{0,30}\)\s+)?limit\s+(?:of\s+[^\n]{0,60}?)?is\s+exceeded\b`, Wait, true, "limit"),
+		g(`达(?:到)?(?:频率|请求)限制`, Wait, true, "限制"),
 		g(`\breached\s+(?:\w+\s+){0,3}?rate\s+limit\b`, Wait, true, "rate"),
 		g(`\b(?:rejected|limited|blocked)\s+due\s+to\s+rate\s+limiting\b`, Wait, true, "rate"),
 		bare(g(`\b(?:the\s+)?request\s+queue\s+is\s+full\b`, Wait, true, "queue")),
@@ -989,7 +1031,9 @@ func genericRules() []rule {
 		bare(g(`\btool[\s-]+loop[\s-]+guard\b`, Loop, false, "guard")),
 		bare(g(`\brepeating\s+the\s+same\s+(?:tool\s+)?(?:calls?|actions?)\b`, Loop, false, "repeating")),
 		bare(g(`\brepeated\s+tool\s+calls\s+exceeded\b`, Loop, false, "repeated")),
-		bare(g(`\b(?:tool|action|doom|call|agent)\s+loop\s+(?:was\s+)?detected\b`, Loop, false, "loop")),
+		bare(g(`\b(?:tool|action|doom|call|agent|execution)\s+loop\s+(?:was\s+)?detected\b`, Loop, false, "loop")),
+		bare(g(`\bdetected\s+(?:a\s+)?tool\s+loop\b`, Loop, false, "loop")),
+		bare(g(`\bcalled\s+\d+\s+times\s+in\s+a\s+row\b`, Loop, false, "row")),
 		bare(g(`\b(?:same|identical)\s+(?:tool\s+)?(?:call|action|tool\s+call|command|request)s?\b[^\n]{0,40}?\b(?:repeatedly|in\s+a\s+row|consecutive(?:ly)?)\b`, Loop, false)),
 		bare(g(`\b(?:\d+|several|multiple)\s+times\s+(?:in\s+a\s+row\s+)?with\s+the\s+same\s+(?:arguments|input|inputs|parameters)\b`, Loop, false, "same")),
 		bare(g(`\b(?:\d+|several|multiple)\s+(?:consecutive|repeated)\s+(?:identical\s+)?(?:tool\s+)?calls?\b`, Loop, false)),

@@ -410,7 +410,11 @@ func (g sign) finding(now time.Time) finding {
 		if end < g.m[1] {
 			end = g.m[1]
 		}
-		f.reset = findReset(text[g.m[0]:end], now, f.throttle)
+		at := now
+		if anyMatches(chinaTime(), strings.ToLower(text)) {
+			at = now.In(shanghai()) // Zhipu's resets are China's time
+		}
+		f.reset = findReset(text[g.m[0]:end], at, f.throttle)
 		if !f.reset.named && f.kind == Wait && g.headers != nil {
 			f.reset = headerReset(g.headers, now) // the region's dumped headers
 		}
@@ -526,6 +530,10 @@ var anchors = []struct {
 	// eligible": the co of "codex", the cc of "access", the gi of
 	// "eligible".
 	{"codex messages", 0}, {"access token", 1}, {"not eligible", 7},
+	// crustly's "Detected tool loop", keyed by the ct of "detected";
+	// 访问量过大 (traffic too high), 重复 (repeated) and 已过期 (expired) by
+	// their bytes.
+	{"detected tool loop", 4}, {"访问量过大", 3}, {"重复", 0}, {"已过期", 3},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the

@@ -294,6 +294,28 @@ func TestTheBigAgentsNewestWordings(t *testing.T) {
 	})
 }
 
+// The thirteenth held-out set's families: the providers of China and
+// beyond, and the guards of smaller agents.
+func TestProvidersOfChinaAndBeyond(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"Zhipu's busy model", `API Error: 429 {"error":{"code":"1305","message":"该模型当前访问量过大，请您稍后再试"}}`, Wait, ""},
+		{"Zhipu's account rate limit", `Error: 429 - {"error":{"code":"1302","message":"您的账户已达到速率限制，请您控制请求频率"}}`, Wait, ""},
+		{"Z.ai's window in China's time", `{"error":{"code":"1308","message":"Usage limit reached for 5 hour. Your limit will reset at 2026-01-30 03:41:44"}}`, Wait, "2026-01-30T03:41:44+08:00"},
+		{"a window behind its code in brackets", `429 {"type":"error","error":{"type":"rate_limit_error","code":"1308","message":"[1308][Usage limit reached for 5 hour. Your limit will reset at 2026-01-30 03:41:44][2026]"}}`, Wait, "2026-01-30T03:41:44+08:00"},
+		{"Kimi's 7-day window", `{"error":{"message":"You've reached your weekly (7-day) usage limit. Your quota will reset when the current 7-day window ends."}}`, Wait, ""},
+		{"an RPH limit", `服务回复状态错误[429],返回数据为:{"message":"Requestwas rejected due to rate limiting. Details: RPH limit reached."}`, Wait, ""},
+		{"Cerebras' tokens per minute", `"Tokens per minute limit exceeded - too many tokens processed."`, Wait, ""},
+		{"DeepSeek's TPM", "status_code=429, TPM (Tokens Per Minute) limit of the model deepseek-v4 is exceeded. Please try again later", Wait, ""},
+		{"Replicate's reset about 5s away", `429 Too Many Requests {"detail":"Request was throttled. Your rate limit resets in ~5s.","status":429}`, Wait, "2026-01-29T16:29:38+02:00"},
+		{"Qianfan's daily requests", "RuntimeError: Open api daily request limit reached", Wait, ""},
+		{"Z.ai's plan without the model", `the Z.ai lite coding plan gives an error: "Your current subscription plan does not yet include access to GLM-5"`, Stop, ""},
+		{"Zhipu's expired token", `APIAuthenticationError('Error code: 401, with error text {"error":{"code":"1003","message":"Authorization Token已过期，请重新生成/获取。"}}')`, Stop, ""},
+		{"a guard in Chinese", "不可重复以相同的入参调用同一个工具", Loop, ""},
+		{"crustly's guard", "WARN: Detected tool loop: 'ls' called 3 times in a row. Breaking loop.", Loop, ""},
+		{"an execution loop", "Execution loop detected: read_file has been called 3 times with the same parameters in the last 30 seconds.", Loop, ""},
+	})
+}
+
 // A key or a login the provider refuses: no waiting ends it, a person
 // fixes the key or logs in again.
 func TestRefusedKeysAndLoginsStop(t *testing.T) {
@@ -467,7 +489,7 @@ func TestADaysRateLimitIsNoThrottle(t *testing.T) {
 func TestTheSeventhSetsFamilies(t *testing.T) {
 	runTextCases(t, []textCase{
 		{"MiniMax's 5-hour window", "Error: HTTP 429: usage limit exceeded, 5-hour usage limit reached for Token Plan Starter (0/0 used), resets at 2026-01-29T18:00:00Z (2056)\nDetails: {'type': 'error', 'error': {'type': 'rate_limit_error'}}", Wait, "2026-01-29T18:00:00Z"},
-		{"Zhipu's 5-hour window, in Chinese", `{"error":{"code":"1308","message":"已达到 5 小时的使用上限。您的限额将在 2026-01-29 19:41:44 重置。"}}`, Wait, "2026-01-29T19:41:00+02:00"},
+		{"Zhipu's 5-hour window, in Chinese and China's time", `{"error":{"code":"1308","message":"已达到 5 小时的使用上限。您的限额将在 2026-01-30 03:41:44 重置。"}}`, Wait, "2026-01-30T03:41:44+08:00"},
 		{"Freebuff's day", "⚠️ You have used all of today’s free usage on this account. Come back in 3h 47m — your free usage resets automatically at midnight Pacific.", Wait, "2026-01-29T20:16:33+02:00"},
 		{"a day's tokens through Claude Code", "API Error: Request rejected (429) - Too many tokens per day, please wait before trying again.", Wait, ""},
 		{"Codex's code as a label", "usage_limit_reached: The usage limit has been reached", Wait, ""},
