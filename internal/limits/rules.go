@@ -42,6 +42,9 @@ type rule struct {
 	// expression runs only on a region that holds them all (a region holds
 	// a few limit messages at most, and this spares it most of the rules).
 	needs []string
+	// notIn: words that, in the region, make the match no sign of this
+	// rule (Gemini's 429 in OpenAI's words for a spent quota).
+	notIn func() []*regexp.Regexp
 	// generic: the plain words of a limit ("rate limited", "quota
 	// reached", "out of credits", "stuck in a loop") that no tool's own
 	// wording above names, for the tools and APIs whose words no rule was
@@ -212,7 +215,7 @@ var rules = sync.OnceValue(func() []rule {
 		// 150000.000000 / min."
 		{re: re(`\brate\s+limit\s+reached\s+for\s+(?:tokens|requests)\.\s+limit:`),
 			kind: Wait, throttle: true, needs: []string{"reached", "limit:"}},
-		{re: re(`\bthis\s+request\s+would\s+exceed\s+(?:the\s+rate\s+limit|your\s+(?:organization|account)` + apostrophe + `s\s+rate\s+limit)`),
+		{re: re(`(?:\b|[0-9])this\s+request\s+would\s+exceed\s+(?:the\s+rate\s+limit|your\s+(?:organization|account)` + apostrophe + `s\s+rate\s+limit)`),
 			kind: Wait, throttle: true, needs: []string{"would", "exceed"}},
 		{re: re(`\bexceeded\s+(?:the\s+)?(?:token|call)\s+rate\s+limit`),
 			kind: Wait, throttle: true, needs: []string{"exceeded", "rate"}},
@@ -582,6 +585,19 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, weak: true, why: "HTTP ", needs: []string{"401", "text"}},
 		{re: regexp.MustCompile(`以相同的入参调用同一个工具`),
 			kind: Loop, why: "the same tool with the same input (以相同的入参调用同一个工具)", needs: []string{"同一个工具"}},
+		// LiteLLM's ExceededBudget ("over budget"); OpenAI's "we've limited
+		// access to this content for safety reasons"; Copilot's code for a
+		// model it will not serve, model_not_supported (below), and its
+		// Responsible AI filter in Chinese, "响应已被负责任 AI 服务过滤".
+		{re: re(`\b(?:exceededbudget|over\s+budget)\b`),
+			kind: Stop, needs: []string{"budget"}},
+		{re: re(`\bwe` + apostrophe + `ve\s+limited\s+access\s+to\s+this\s+content\s+for\s+safety\s+reasons\b`),
+			kind: Stop, needs: []string{"limited", "safety"}},
+		{re: regexp.MustCompile(`已被负责任\s*AI\s*服务过滤`),
+			kind: Stop, why: "filtered by Responsible AI (已被负责任 AI 服务过滤)", needs: []string{"负责任"}},
+		// Semantic Kernel's "Reason: TooManyRequests. Will retry after 9000ms".
+		{re: re(`\breason:\s+(TooManyRequests)\b`),
+			kind: Wait, throttle: true, weak: true, why: "HTTP ", needs: []string{"toomanyrequests"}},
 		// Codex's "your refresh token was already used" and "access to ...
 		// has been temporarily limited for potentially suspicious activity";
 		// Gemini's "This service has been disabled in this account" and
@@ -621,12 +637,11 @@ var rules = sync.OnceValue(func() []rule {
 		{re: re(`\bto\s+use\s+codex\s+with\s+your\s+chatgpt\s+plan,\s+upgrade\s+to\b`),
 			kind: Stop, lead: true, needs: []string{"codex", "upgrade"}},
 		// OpenAI's words for insufficient_quota: "You exceeded your current
-		// quota, please check your plan and billing details. For more
-		// information on this error, read the docs" (Gemini's 429, a
-		// throttle, says the same first words, then "head to"); Ollama's "this model requires a subscription";
+		// quota, please check your plan and billing details" (Gemini's 429,
+		// a throttle, says the same words, beside Google's names); Ollama's "this model requires a subscription";
 		// LiteLLM's "Budget has been exceeded!".
-		{re: re(`\bexceeded\s+your\s+current\s+quota,\s+please\s+check\s+your\s+plan\s+and\s+billing\s+details\.\s+for\s+more\s+information\s+on\s+this\s+error,\s+read\s+the\s+docs\b`),
-			kind: Stop, needs: []string{"current", "read the docs"}},
+		{re: re(`\bexceeded\s+your\s+current\s+quota,\s+please\s+check\s+your\s+plan\s+and\s+billing\s+details\b`),
+			kind: Stop, weak: true, needs: []string{"current", "billing"}, notIn: googleWords},
 		{re: re(`\bthis\s+model\s+requires\s+a\s+subscription\b`),
 			kind: Stop, needs: []string{"requires", "subscription"}},
 		{re: re(`\bbudget\s+has\s+been\s+exceeded\b`),
@@ -685,6 +700,7 @@ func codeFields() []rule {
 		{"exceeded_current_quota_error", Stop, false, false},
 		{"insufficient_user_quota", Stop, false, false},
 		{"model_cooldown", Wait, true, false},
+		{"model_not_supported", Stop, false, true},
 		// Anthropic's error type, OpenAI's code, Gemini's reason.
 		{"authentication_error", Stop, false, true},
 		{"invalid_api_key", Stop, false, true},
@@ -744,7 +760,7 @@ var lookalikes = compileAll(
 	`crates\.io`, `proxy\.golang\.org`, `api\.github\.com`, `docker\.io`, `mcp_tool_(?:result|use)`, `resolving\s+package`,
 	`huggingface\.co/[^\s/]+/[^\s/]+/resolve/`,
 	`oauth/usage`, `wham/usage`, `failed\s+to\s+load\s+usage\s+data`, `\busage\s+api\b`,
-	`\b403\b[^\n]{0,40}\brate\s+limit\s+exceeded`, `docker\s+hub`, `docs\.docker\.com`, `\bsearch\s+(?:tool|api)\b`, `tavily`, `serpapi`, "\\|\\s*`[a-z_]+`\\s*\\|",
+	`\b403\b[^\n]{0,40}\brate\s+limit\s+exceeded`, `docker\s+hub`, `docs\.docker\.com`, `\bsearch\s+(?:tool|api)\b`, `tavily`, `serpapi`, `firecrawl`, `\be2b\b`, `discord\.(?:com|errors)`, "\\|\\s*`[a-z_]+`\\s*\\|",
 )
 
 // dailyQuota finds a quota of a day (or a week: Copilot's "you've
@@ -753,6 +769,16 @@ var lookalikes = compileAll(
 // GenerateRequestsPerDayPerProjectPerModel, OpenRouter's
 // free-models-per-day. It is a usage window, not a throttle.
 var dailyQuota = compileAll(`per[-_ ]?day`, `\bdaily\b`, `per\s+24\s+hours`, `\bweekly\b`)
+
+// googleWords find Google's names in a message: Gemini's 429 says "You
+// exceeded your current quota, please check your plan and billing
+// details" as OpenAI's spent quota does, and is a throttle.
+var googleWords = compileAll(`gemini`, `generativelanguage`, `ai\.google\.dev`, `googleapis`, `resource_exhausted`)
+
+// paid402 finds an HTTP 402 (payment required) in a message: a generic
+// sign of a window there is a stop ("402 {"error":"You have reached your
+// limit for agents, please upgrade your plan"}").
+var paid402 = compileAll(`\b402\s*[{(:-]`, `\bstatus(?:_?code)?\W{0,3}402\b`, `\bhttp\s+402\b`)
 
 // chinaTime finds the words of Zhipu's (Z.ai's) limits, whose resets name
 // no zone and are China's time: its code 1308, 使用上限 (the usage cap), its
@@ -814,7 +840,7 @@ func leads(text string, at int) bool {
 	switch {
 	case strings.Count(p, "`")%2 == 1:
 		return false // inside inline code: "classify `API Error: ...` as"
-	case !hasWord(p):
+	case !hasWord(p), onlyTags(p):
 		return true
 	case opensField(p):
 		return true
@@ -840,6 +866,19 @@ func leads(text string, at int) bool {
 		return false
 	}
 	return endsWithLabel(p[:len(p)-1]) || labelChain(p)
+}
+
+// onlyTags reports whether p is nothing but tags in brackets: "[SSRF]",
+// "[WARN] [agent]".
+func onlyTags(p string) bool {
+	for p = strings.TrimSpace(p); strings.HasPrefix(p, "["); p = strings.TrimSpace(p) {
+		i := strings.IndexByte(p, ']')
+		if i < 0 {
+			return false
+		}
+		p = p[i+1:]
+	}
+	return p == ""
 }
 
 // labelChain reports whether p, which ends in a colon, is a chain of
@@ -984,8 +1023,8 @@ func genericRules() []rule {
 	return []rule{
 		// A usage window: "usage limit reached", "you have reached the
 		// limit", "quota exhausted", "exceeded your plan's quota".
-		bare(g(`\b(?:(?:open\s+)?api\s+)?(?:(?:daily|weekly|monthly|hourly|free)\s+)?(?:usage|plan|subscription|session|message|messages|request|requests|token|tokens|free|trial|daily|weekly|monthly)\s+(?:limits?|quotas?|allowance|cap)\s+(?:\([^)\n]{0,40}\)\s+)?`+been+reached+`\b`, Wait, false)),
-		open(bare(g(`\b(?:you`+apostrophe+`ve|you\s+have|you|has|have)\s+`+reached+`\s+(?:your|the|its|this|our|all\s+of\s+your)\s+(?:[\w'’.-]+\s+){0,4}?(?:(?:usage\s+)?(?:limits?|quotas?|allowance|allocation|caps?)|usage|included\s+credits)(?:\s+of\s+(?:[\d,.]+\s+)?(?:requests|messages|tokens|prompts|neurons|credits|calls)(?:\s+per\s+(?:\d+\s+)?\w+)?)?(?:\s+(?:for|on)\s+(?:today|(?:this|the)\s+(?:billing\s+)?\w+|[\w-]+\d[\w-]*(?:\.\d+)*|[\w-]+(?:\s+[\w-]+){0,2}))?`, Wait, false))),
+		bare(g(`\b(?:(?:open\s+)?api\s+)?(?:(?:daily|weekly|monthly|hourly|free)\s+)?(?:usage|plan|subscription|session|message|messages|request|requests|token|tokens|free|trial|daily|weekly|monthly|spending|spend)\s+(?:limits?|quotas?|allowance|cap)\s+(?:\([^)\n]{0,40}\)\s+)?`+been+reached+`\b`, Wait, false)),
+		open(bare(g(`\b(?:sorry,\s+)?(?:you`+apostrophe+`ve|you\s+have|you|has|have)\s+`+reached+`\s+(?:your|the|its|this|our|all\s+of\s+your)\s+(?:[\w'’.-]+\s+){0,4}?(?:(?:usage\s+)?(?:limits?|quotas?|allowance|allocation|caps?)|usage|included\s+credits)(?:\s+of\s+(?:[\d,.]+\s+)?(?:requests|messages|tokens|prompts|neurons|credits|calls)(?:\s+per\s+(?:\d+\s+)?\w+)?)?(?:\s+(?:for|on)\s+(?:today|(?:this|the)\s+(?:billing\s+)?\w+|[\w-]+\d[\w-]*(?:\.\d+)*|[\w-]+(?:\s+[\w-]+){0,2}))?`, Wait, false))),
 		bare(g(`\bquotas?\s+`+been+reached+`\b`, Wait, false, "quota")),
 		bare(g(`\byou`+apostrophe+`ve\s+used\s+all\s+(?:of\s+)?your\s+(?:[\w-]+\s+){0,4}?(?:messages|requests|credits|quota|usage|tokens)\b`, Wait, false, "used")),
 		bare(g(`\bno\s+(?:more\s+)?(?:usage|quota|requests|messages)\s+(?:left|remaining)\b`, Wait, false)),
@@ -1018,8 +1057,9 @@ func genericRules() []rule {
 		g(`\bapi[\s_-]?key\s+`+been+`(?:invalid|not\s+valid|expired|revoked|missing|not\s+found|required)\b`, Stop, false),
 		g(`\b401\s+unauthorized\b`, Stop, false, "401"),
 		g(`\bauthentication\s+(?:failed|error|required)\b`, Stop, false, "authentication"),
-		g(`\b(?:do\s+not|don`+apostrophe+`t|does\s+not|doesn`+apostrophe+`t|not)\s+have\s+access\s+to\s+(?:the\s+|this\s+)?(?:model|resource)\b`, Stop, false, "access"),
+		g(`\b(?:you\s+)?(?:do\s+not|don`+apostrophe+`t|does\s+not|doesn`+apostrophe+`t|not)\s+have\s+access\s+to\s+(?:the\s+|this\s+)?(?:model|resource)\b`, Stop, false, "access"),
 		g(`\bnot\s+(?:authorized|permitted|entitled)\s+to\s+(?:use|access|call)\b`, Stop, false),
+		g(`\b(?:the\s+)?model:?\s+\S+\s+does\s+not\s+exist\b`, Stop, false, "exist"),
 		g(`\b(?:region|country|location|territory)\s+(?:is\s+)?not\s+supported\b`, Stop, false),
 		g(`\b(?:account|organization|key|subscription)\s+`+been+`(?:suspended|blocked|disabled|deactivated|banned|restricted|terminated)\b`, Stop, false),
 		// A refusal under a content or usage policy.

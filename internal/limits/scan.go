@@ -285,7 +285,7 @@ func regionSigns(r region) []sign {
 	rs := rules()
 	for k := range rs {
 		rl := &rs[k]
-		if !holds(lower, rl.needs) {
+		if !holds(lower, rl.needs) || rl.notIn != nil && anyMatches(rl.notIn(), lower) {
 			continue
 		}
 		for _, m := range rl.re.FindAllStringSubmatchIndex(text, -1) {
@@ -399,6 +399,12 @@ func (g sign) finding(now time.Time) finding {
 	}
 	text, rl := g.r.text, g.rule
 	f := finding{kind: rl.kind, why: rl.describe(text, g.m), throttle: rl.throttle}
+	if f.kind == Wait && rl.generic && strings.Contains(strings.ToLower(text[g.m[0]:g.m[1]]), "rate") {
+		f.throttle = true // a window's words that name a rate limit
+	}
+	if f.kind == Wait && rl.generic && anyMatches(paid402(), strings.ToLower(text)) {
+		return finding{kind: Stop, why: f.why + " (HTTP 402)"} // a window behind a 402: a person pays
+	}
 	if f.kind == Wait && f.throttle && (rl.weak || rl.daily) && g.daily {
 		f.throttle = false // a generic sign whose quota is a day's: a usage window
 	}
@@ -534,6 +540,10 @@ var anchors = []struct {
 	// 访问量过大 (traffic too high), 重复 (repeated) and 已过期 (expired) by
 	// their bytes.
 	{"detected tool loop", 4}, {"访问量过大", 3}, {"重复", 0}, {"已过期", 3},
+	// "does not exist" by the xi of "exist", model_not_supported by its mo,
+	// "spending cap" by the ca of "cap", 负责任 (responsible) by its first
+	// bytes.
+	{"does not exist", 10}, {"model_not_supported", 0}, {"负责任", 0}, {"spending cap", 9},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the

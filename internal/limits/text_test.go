@@ -316,6 +316,32 @@ func TestProvidersOfChinaAndBeyond(t *testing.T) {
 	})
 }
 
+// The fourteenth and fifteenth held-out sets' families: agent frameworks,
+// editor plugins and the tools around them.
+func TestFrameworksAndPluginsLimits(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"a window behind a 402 is paid for", `Failed to create default agent: 402 {"error":"You have reached your limit for agents, please upgrade your plan or delete some agents","limit":3}`, Stop, ""},
+		{"a spending cap behind a tag", "[SSRF] Spending cap reached resets 6pm", Wait, "2026-01-29T18:00:00+02:00"},
+		{"Semantic Kernel's reason", "Error executing action [attempt 1 of 1]. Reason: TooManyRequests. Will retry after 9000ms", Wait, "2026-01-29T16:29:42+02:00"},
+		{"OpenAI's spent quota, without its docs", "ChatGPT error: (HTTP/2 429) You exceeded your current quota, please check your plan and billing details.", Stop, ""},
+		{"Gemini's 429 in the same words", "You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.", Wait, ""},
+		{"a budget exceeded", `openai.BadRequestError: Error code: 400 - {'error': {'message': 'ExceededBudget: User=... over budget'}}`, Stop, ""},
+		{"a model that does not exist", "SYSTEM: Command evaluate_code returned: Error: The model: `gpt-4` does not exist", Stop, ""},
+		{"OpenAI's safety limit on content", `BadRequestError: Error code: 400 - {'error': {'message': "Invalid prompt: we've limited access to this content for safety reasons."}}`, Stop, ""},
+		{"Copilot's unsupported model", `Request Failed: 400 {"error":{"message":"The requested model is not supported.","code":"model_not_supported"}}`, Stop, ""},
+		{"Copilot's agent mode window", "Sorry, you have exhausted the agent mode usage limit. Please switch to ask mode and try again later.", Wait, ""},
+		{"Copilot's rate limit in a window's words is a throttle", "Sorry, you've exceeded your rate limit. Please try again later.", Wait, ""},
+		{"the Responsible AI filter in Chinese", "很抱歉，响应已被负责任 AI 服务过滤。请改述你的提示，然后重试。", Stop, ""},
+		{"no access to the model", "> You do not have access to this model or the model does not exist, please check with your API provider.", Stop, ""},
+		{"a status run into the message", "Error from Anthropic: status code 429This request would exceed the rate limit for your organization of 40,000 input tokens per minute.", Wait, ""},
+		{"a crawler's 429", "FirecrawlError: Request failed with status code 429. Error: Rate limit exceeded. Consumed (req/min): 20, Remaining (req/min): 0.", None, ""},
+		{"a sandbox service's 429", "429: Rate limit exceeded, please try again later. - you have reached the maximum number of concurrent E2B sandboxes (20).", None, ""},
+		{"Discord's 429", "discord.errors.HTTPException: 429 Too Many Requests (error code: 0): You are being blocked from accessing our API temporarily", None, ""},
+	})
+	l := FromText("Sorry, you've exceeded your rate limit. Please try again later.", now)
+	assert.True(t, l.Throttle, "a rate limit is a throttle: %s", l.Why)
+}
+
 // A key or a login the provider refuses: no waiting ends it, a person
 // fixes the key or logs in again.
 func TestRefusedKeysAndLoginsStop(t *testing.T) {
