@@ -44,6 +44,13 @@
 // whose quota is a day's is a usage window; one whose quota is zero
 // ("limit: 0") is a stop.
 //
+// Where no rule's wording stands in a message, the plain words of a limit
+// ("usage limit reached", "rate limited", "out of credits", "stuck in a
+// loop") count as a last resort (genericRules): in an error that names a
+// model, a provider or an agent, or, for the words little else prints,
+// where they lead their line; never in a quote, in inline code or beside
+// a look-alike's words.
+//
 // Rate-limit headers dumped into a text (an SDK's error object, a log, curl
 // -v) are read as FromHTTP reads a response's: a window they show spent
 // is a throttle until its reset. Only the model providers' header names
@@ -81,6 +88,9 @@
 // Reset.
 //
 // # Time zones
+//
+// A reset that names no zone is read in the location of the now passed in,
+// except Zhipu's and Z.ai's (code 1308), which are China's time.
 //
 // The package embeds the time zone database (a blank import of
 // time/tzdata), so that "resets 5pm (Europe/Vilnius)" resolves on a
