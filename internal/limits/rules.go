@@ -834,22 +834,17 @@ func anyMatches(res []*regexp.Regexp, s string) bool {
 // message ("message": "). Prose that quotes a message ("The docs say:
 // ...", `detected "You've hit your limit"`) does not lead.
 func leads(text string, at int) bool {
-	from := max(0, at-maxLead)
-	start := from + strings.LastIndexByte(text[from:at], '\n') + 1
-	p := strings.TrimRight(text[start:at], " \t")
+	p := strings.TrimRight(lineBefore(text, at), " \t")
 	switch {
-	case strings.Count(p, "`")%2 == 1:
-		return false // inside inline code: "classify `API Error: ...` as"
+	case inCode(p):
+		return false // "classify `API Error: ...` as"
 	case !hasWord(p), onlyTags(p):
 		return true
 	case opensField(p):
 		return true
 	}
 	p = strings.TrimRight(strings.TrimRight(p, "0123456789"), " \t") // "API Error: 400"
-	if opensField(p) {
-		return true // "errorMessage":"402 This request requires more credits
-	}
-	p = strings.TrimRight(p, "[") // a message in brackets: "[Usage limit reached ...]"
+	p = strings.TrimRight(p, "[")                                    // a message in brackets: "[Usage limit reached ...]"
 	for strings.HasSuffix(p, "]") {
 		// A tag in brackets after the label: "Error: [provider.auth_error] 403",
 		// "message":"[1308][Usage limit ...".
@@ -860,13 +855,24 @@ func leads(text string, at int) bool {
 		p = strings.TrimRight(p[:i], " \t")
 	}
 	if opensField(p) {
-		return true
+		return true // "errorMessage":"402 This request requires more credits
 	}
 	if !strings.HasSuffix(p, ":") {
 		return false
 	}
 	return endsWithLabel(p[:len(p)-1]) || labelChain(p)
 }
+
+// lineBefore is the line of text[at:] before at, at most maxLead bytes of
+// it.
+func lineBefore(text string, at int) string {
+	from := max(0, at-maxLead)
+	return text[from+strings.LastIndexByte(text[from:at], '\n')+1 : at]
+}
+
+// inCode reports whether the end of p, a line's start, is inside inline
+// code: a backtick opened and not closed.
+func inCode(p string) bool { return strings.Count(p, "`")%2 == 1 }
 
 // onlyTags reports whether p is nothing but tags in brackets: "[SSRF]",
 // "[WARN] [agent]".
@@ -1106,19 +1112,16 @@ var genericLookalikes = compileAll(
 // words of an error: "error", "exception", "failed", "halted", a status
 // of 4xx or 5xx, a cross or a warning sign.
 func errorBefore(text string, at int) bool {
-	from := max(0, at-maxLead)
-	start := from + strings.LastIndexByte(text[from:at], '\n') + 1
-	return anyMatches(errorWords(), strings.ToLower(text[start:at]))
+	return anyMatches(errorWords(), strings.ToLower(lineBefore(text, at)))
 }
 
 // quoted reports whether text[at:] follows an opening quote on its line:
 // prose, a log or code that quotes a message (`detected "You've hit your
 // limit"`).
 func quoted(text string, at int) bool {
-	from := max(0, at-maxLead)
-	line := text[from+strings.LastIndexByte(text[from:at], '\n')+1 : at]
-	if strings.Count(line, "`")%2 == 1 {
-		return true // inside inline code
+	line := lineBefore(text, at)
+	if inCode(line) {
+		return true
 	}
 	p := strings.TrimRight(line, " \t")
 	r, _ := utf8.DecodeLastRuneInString(p)
