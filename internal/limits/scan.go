@@ -245,6 +245,8 @@ type sign struct {
 	next int // where the next sign in the region begins, or its end
 
 	daily, zero bool        // the region's words: a quota of a day, of zero
+	paid, soon  bool        // an HTTP 402 (paid402), a wait of a moment (soonWords)
+	china       bool        // Zhipu's words, whose resets are China's time (chinaTime)
 	headers     http.Header // the rate-limit headers the region dumps, if any
 }
 
@@ -323,12 +325,14 @@ func regionSigns(r region) []sign {
 	}
 	sort.SliceStable(signs, func(a, b int) bool { return signs[a].m[0] < signs[b].m[0] })
 	daily, zero := anyMatches(dailyQuota(), lower), anyMatches(zeroQuota(), lower)
+	paid, soon, china := anyMatches(paid402(), lower), anyMatches(soonWords(), lower), anyMatches(chinaTime(), lower)
 	for i := range signs {
 		signs[i].next = len(text)
 		if i+1 < len(signs) {
 			signs[i].next = signs[i+1].m[0]
 		}
 		signs[i].daily, signs[i].zero, signs[i].headers = daily, zero, headers
+		signs[i].paid, signs[i].soon, signs[i].china = paid, soon, china
 	}
 	return signs
 }
@@ -402,13 +406,13 @@ func (g sign) finding(now time.Time) finding {
 	if f.kind == Wait && rl.generic && strings.Contains(strings.ToLower(text[g.m[0]:g.m[1]]), "rate") {
 		f.throttle = true // a window's words that name a rate limit
 	}
-	if f.kind == Wait && rl.generic && anyMatches(paid402(), strings.ToLower(text)) {
+	if f.kind == Wait && rl.generic && g.paid {
 		return finding{kind: Stop, why: f.why + " (HTTP 402)"} // a window behind a 402: a person pays
 	}
 	if f.kind == Wait && f.throttle && (rl.weak || rl.daily) && g.daily {
 		f.throttle = false // a generic sign whose quota is a day's: a usage window
 	}
-	if f.kind == Wait && !f.throttle && rl.generic && anyMatches(soonWords(), strings.ToLower(text)) {
+	if f.kind == Wait && !f.throttle && rl.generic && g.soon {
 		f.throttle = true // plain words that say to wait a moment: a throttle
 	}
 	if f.kind == Wait || rl.capped {
@@ -417,7 +421,7 @@ func (g sign) finding(now time.Time) finding {
 			end = g.m[1]
 		}
 		at := now
-		if anyMatches(chinaTime(), strings.ToLower(text)) {
+		if g.china {
 			at = now.In(shanghai()) // Zhipu's resets are China's time
 		}
 		f.reset = findReset(text[g.m[0]:end], at, f.throttle)
