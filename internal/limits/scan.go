@@ -523,16 +523,16 @@ var anchors = []struct {
 	// Codex's "upgrade to Plus" and invalid_workspace_selected, keyed by
 	// the g of "upgrade" and the v of "invalid".
 	{"upgrade to", 2}, {"invalid_workspace_selected", 2},
-	// Ollama's "requires a subscription", LiteLLM's "budget", Moonshot's
-	// "max RPM", and the loop guards' "same arguments" and "this action
-	// input": keyed by the q of "requires", the bu of "budget", the ma of
-	// "max", the gu of "arguments" and the ct of "action".
-	{"requires a subscription", 2}, {"budget", 0}, {"max rpm", 0}, {"max tpm", 0},
+	// LiteLLM's "budget", Moonshot's "max RPM", and the loop guards' "same
+	// arguments" and "this action input": keyed by the bu of "budget", the
+	// ma of "max", the gu of "arguments" and the ct of "action".
+	{"budget", 0}, {"max rpm", 0}, {"max tpm", 0},
 	{"same arguments", 7}, {"this action input", 6},
 	// Amazon Q's ThrottlingException and AccessDeniedException, "high
-	// traffic", Augment's "subscription", Cody's "you've used all", keyed
-	// by the x of "exception" and "experiencing", the cc of "access", the
-	// cr of "subscription" and the ve of "you've"; 限制 (a limit) and 饱和
+	// traffic", "subscription" (Augment's, and Ollama's "requires a
+	// subscription"), Cody's "you've used all", keyed by the x of
+	// "exception" and "experiencing", the cc of "access", the cr of
+	// "subscription" and the ve of "you've"; 限制 (a limit) and 饱和
 	// (saturated) by their first bytes.
 	{"throttlingexception", 11}, {"experiencing high", 1}, {"accessdenied", 1}, {"subscription", 4},
 	{"ve used all", 0}, {"限制", 0}, {"负载已饱和", 9},
