@@ -308,6 +308,7 @@ func TestProvidersOfChinaAndBeyond(t *testing.T) {
 		{"DeepSeek's TPM", "status_code=429, TPM (Tokens Per Minute) limit of the model deepseek-v4 is exceeded. Please try again later", Wait, ""},
 		{"Replicate's reset about 5s away", `429 Too Many Requests {"detail":"Request was throttled. Your rate limit resets in ~5s.","status":429}`, Wait, "2026-01-29T16:29:38+02:00"},
 		{"Qianfan's daily requests", "RuntimeError: Open api daily request limit reached", Wait, ""},
+		{"after a label in Chinese", "🤖️：消息机器人摆烂了 错误信息: Open api daily request limit reached", Wait, ""},
 		{"Z.ai's plan without the model", `the Z.ai lite coding plan gives an error: "Your current subscription plan does not yet include access to GLM-5"`, Stop, ""},
 		{"Zhipu's expired token", `APIAuthenticationError('Error code: 401, with error text {"error":{"code":"1003","message":"Authorization Token已过期，请重新生成/获取。"}}')`, Stop, ""},
 		{"a guard in Chinese", "不可重复以相同的入参调用同一个工具", Loop, ""},
