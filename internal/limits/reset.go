@@ -102,7 +102,7 @@ func findReset(s string, now time.Time, retries bool) when {
 
 // clauseStarts are the bytes a reset clause begins with.
 var clauseStarts = func() (t [256]bool) {
-	for _, c := range "rtwcRTWC\"'\\|" {
+	for _, c := range "rtwcaRTWCA\"'\\|" {
 		t[c] = true
 	}
 	t["将"[0]] = true // 将在 (at)
@@ -125,9 +125,9 @@ func clauseAt(s string, i int, now time.Time, retries bool) when {
 				return parseWhen(s[end:], now)
 			}
 		}
-		for _, in := range [][]string{{"resets", "in"}, {"reset", "in"}, {"try", "again", "in"}, {"resets", "after"}, {"reset", "after"}, {"retry", "in"}, {"retry", "after"}, {"wait"}, {"come", "back", "in"}} {
+		for _, in := range [][]string{{"resets", "in"}, {"reset", "in"}, {"try", "again", "in"}, {"resets", "after"}, {"reset", "after"}, {"retry", "in"}, {"retry", "after"}, {"wait"}, {"come", "back", "in"}, {"available", "in"}} {
 			if end, ok := phraseAt(s, i, in...); ok {
-				return durationAt(strings.TrimLeft(s[end:], "~"), now) // "resets in ~5s"
+				return durationAt(strings.TrimLeft(s[end:], "~*"), now) // "resets in ~5s", "wait **24 minutes**"
 			}
 		}
 		for _, retry := range [][]string{{"retrying", "in"}, {"retrying", "after"}, {"waiting", "for"}, {"waiting"}} {
@@ -135,9 +135,9 @@ func clauseAt(s string, i int, now time.Time, retries bool) when {
 				return durationAt(s[end:], now)
 			}
 		}
-		for _, at := range [][]string{{"resets", "at"}, {"reset", "at"}, {"resets", "on"}, {"reset", "on"}, {"regain", "access", "on"}, {"try", "again", "at"}, {"restablece", "el"}, {"将在"}, {"resets"}, {"reset"}} {
+		for _, at := range [][]string{{"resets", "at"}, {"reset", "at"}, {"resets", "on"}, {"reset", "on"}, {"regain", "access", "on"}, {"try", "again", "at"}, {"restablece", "el"}, {"将在"}, {"reset", "date", "utc"}, {"resets"}, {"reset"}} {
 			if end, ok := phraseAt(s, i, at...); ok {
-				return parseWhen(s[end:], now)
+				return parseWhen(strings.TrimLeft(s[end:], `"`), now) // quota reset date utc: "2026-04-01T00:00:00.000Z"
 			}
 		}
 	}
@@ -198,6 +198,9 @@ func phraseAt(s string, i int, words ...string) (int, bool) {
 		i = end
 		if k == len(words)-1 && i < len(s) && s[i] == ':' {
 			i++ // "Resets in: 30m0s"
+			for i < len(s) && s[i] == '*' {
+				i++ // in Markdown's bold: "available in:** **9 minutes**"
+			}
 		}
 		if i == len(s) || !isSpace(s[i]) {
 			return 0, false
@@ -304,7 +307,7 @@ var whenRE = sync.OnceValue(func() *regexp.Regexp {
 		`(?:(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{4}))?(?:\s*,\s*|\s+at\s+|\s+)` +
 		`|(?P<iso>\d{4}-\d{2}-\d{2})(?:\s+at\s+|\s+|T)` +
 		`|(?P<pday>\d{1,2})\s+(?:de\s+)?(?P<pmonth>[a-z]{3})[a-z]*\.?\s+(?:de\s+)?(?P<pyear>\d{4}),?\s+)?` +
-		`(?P<hour>\d{1,2})(?::(?P<min>\d{2}))?(?::(?P<sec>\d{2}))?(?:\s*(?P<ampm>[ap]\.?\s?m\b\.?))?` +
+		`(?P<hour>\d{1,2})(?::(?P<min>\d{2}))?(?::(?P<sec>\d{2})(?:\.\d{1,9})?)?(?:\s*(?P<ampm>[ap]\.?\s?m\b\.?))?` +
 		`(?:\s*\((?P<zone>[A-Za-z][A-Za-z0-9_+\-/]{0,63})\)|\s*\b(?P<zword>UTC|GMT)(?P<zoff>[+-]\d{1,2}(?::?\d{2})?)?\b|(?P<zulu>Z)\b|(?P<isooff>[+-]\d{2}:\d{2})\b)?`)
 })
 

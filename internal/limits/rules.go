@@ -192,12 +192,31 @@ var rules = sync.OnceValue(func() []rule {
 		// reached"; Qwen Code's "Free allocated quota exceeded" (a day's).
 		{re: re(`\bindividual\s+quota\s+reached\b`),
 			kind: Wait, needs: []string{"individual", "quota"}},
+		// Copilot's quota, as a proxy prints its usage: "entitlement: 300
+		// ... quota remaining: -1 ... quota reset date utc: ...", a month's
+		// premium requests spent.
+		{re: re(`\bquota[\s_]remaining\\?["']?\s*:\s*(?:-[\d.]+|0)\b`),
+			kind: Wait, why: "Copilot quota spent", needs: []string{"entitlement", "remaining"}},
 		{re: re(`\bfree\s+allocated\s+quota\s+exceeded\b`),
 			kind: Wait, needs: []string{"allocated", "quota"}},
 
 		// Rate and capacity throttles, as their tools write them.
 		{re: re(`\brequest\s+rejected\s+\(429\)`),
 			kind: Wait, throttle: true, daily: true, lead: true, needs: []string{"(429)"}},
+		// Claude Code's result as JSON ("claude -p --output-format json"),
+		// which a loop runner logs: "api_error_status":429 beside the
+		// message, which may be cut off ("You've hit your weekly"); a 401 or
+		// 403 is a login refused, a 5xx or 529 a busy server.
+		{re: re(apiErrorStatus + `(429)\b`),
+			kind: Wait, throttle: true, daily: true, weak: true, why: "api_error_status ", needs: []string{"api_error_status"}},
+		{re: re(apiErrorStatus + `(40[13])\b`),
+			kind: Stop, weak: true, why: "api_error_status ", needs: []string{"api_error_status"}},
+		{re: re(apiErrorStatus + `(5(?:0[0234]|29))\b`),
+			kind: Wait, throttle: true, weak: true, why: "api_error_status ", needs: []string{"api_error_status"}},
+		// CodeRabbit's review limit: "Review limit reached ... Next review
+		// available in: 9 minutes", "you've reached your PR review limit".
+		{re: re(`\b(?:review\s+limit\s+reached|you` + apostrophe + `ve\s+reached\s+your\s+pr\s+review\s+limit)\b`),
+			kind: Wait, throttle: true, lead: true, needs: []string{"review", "limit"}},
 		{re: re(`\brepeated\s+529\s+overloaded\s+errors`),
 			kind: Wait, throttle: true, lead: true, needs: []string{"529", "overloaded"}},
 		{re: re(`\bserver\s+is\s+temporarily\s+limiting\s+requests`),
@@ -452,6 +471,22 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Loop, lead: true, needs: []string{"action", "input"}},
 		{re: re(`\brepeated\s+tool\s+call\s+blocked\b`),
 			kind: Loop, lead: true, needs: []string{"repeated", "blocked"}},
+		// OpenClaw's loop detector: "Called exec with identical arguments and
+		// identical outcomes 10 times", "You have called session_status 20
+		// times with identical arguments"; little-coder's "You just made the
+		// exact same tool call as your previous turn"; Qwen Code's "Skipped
+		// because loop detection stopped the current turn"; Open Design's
+		// "the agent repeated a failing Bash call 10x without progress".
+		{re: re(`\bcalled\s+[\w.-]+\s+with\s+identical\s+arguments\s+and\s+identical\s+outcomes\b`),
+			kind: Loop, needs: []string{"identical", "outcomes"}},
+		{re: re(`\byou\s+have\s+called\s+[\w.-]+\s+\d+\s+times\s+with\s+identical\s+arguments\b`),
+			kind: Loop, needs: []string{"called", "identical"}},
+		{re: re(`\bmade\s+the\s+exact\s+same\s+tool\s+call\s+as\s+your\s+previous\s+turn\b`),
+			kind: Loop, needs: []string{"exact", "previous"}},
+		{re: re(`\bloop\s+detection\s+stopped\s+the\s+current\s+turn\b`),
+			kind: Loop, needs: []string{"detection", "stopped"}},
+		{re: re(`\bthe\s+agent\s+repeated\s+a\s+failing\s+[\w.-]+\s+call\s+\d+x\s+without\s+progress\b`),
+			kind: Loop, needs: []string{"repeated", "progress"}},
 
 		// Stops.
 		// An error code a client prints as a line of its own, not in an
@@ -501,6 +536,17 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, needs: []string{"authorized", "copilot"}},
 		{re: re(`\bwithout\s+a\s+billing\s+account\s+linked\b`),
 			kind: Stop, needs: []string{"billing", "linked"}},
+		// A model that is not there, a person changes the config: Anthropic's
+		// "404 not_found_error - model: claude-sonnet-4-20250514" (a retired
+		// model), Gemini's "models/gemini-3.1-pro is not found for API
+		// version v1alpha"; Google's "API keys are not supported by this
+		// API" (it wants an OAuth token).
+		{re: re(`\bnot_found_error\\?["']?[^\n]{0,40}?\bmodel:\s`),
+			kind: Stop, needs: []string{"not_found_error", "model"}},
+		{re: re(`\bmodels/[\w.-]+\s+is\s+not\s+found\s+for\s+api\s+version\b`),
+			kind: Stop, needs: []string{"not found", "version"}},
+		{re: re(`\bapi\s+keys\s+are\s+not\s+supported\s+by\s+this\s+api\b`),
+			kind: Stop, needs: []string{"keys", "supported"}},
 		// Claude Code's "There's an issue with the selected model (...).
 		// It may not exist or you may not have access to it";
 		// OpenRouter's "No allowed providers are available for the
@@ -727,6 +773,10 @@ func codeField(codes string) string {
 	q := `\\?["']`
 	return q + `?(?:type|code|status|reason|error)` + q + `?\s*[:=]\s*` + q + `?(` + codes + `)\b`
 }
+
+// apiErrorStatus is the field of Claude Code's JSON result that holds the
+// API's HTTP status, before the status.
+const apiErrorStatus = `\\?["']api_error_status\\?["']\s*:\s*`
 
 // modelHosts are the hosts of the model APIs, as an expression: a 5xx
 // from one of them is the model's, not a registry's or a build's.

@@ -81,6 +81,11 @@ type scanner struct {
 	// The region being gathered in it: w[from:to], and the lines read
 	// since its last line with a limit's words. done is where the last
 	// region ended: a region never reads text twice.
+	// heading: the last line read was a Markdown heading, whose
+	// paragraph runs on past the blank line after it ("## Review limit
+	// reached", then its wait).
+	heading bool
+
 	gathering bool
 	from, to  int
 	after     int
@@ -113,9 +118,12 @@ func (s *scanner) line(start, end int) {
 		return
 	}
 	if strings.TrimSpace(line) == "" {
-		s.endParagraph(end + 1)
+		if !s.heading {
+			s.endParagraph(end + 1)
+		}
 		return
 	}
+	s.heading = isHeading(line)
 	s.plain(start, end)
 }
 
@@ -167,7 +175,18 @@ func (s *scanner) flush() {
 // endParagraph ends the paragraph; the next one starts at next.
 func (s *scanner) endParagraph(next int) {
 	s.flush()
-	s.para, s.lines = next, 0
+	s.para, s.lines, s.heading = next, 0, false
+}
+
+// isHeading reports whether line is a Markdown heading ("## Rate limit
+// exceeded"), in a quote or not.
+func isHeading(line string) bool {
+	line = strings.TrimLeft(line, " \t>")
+	n := 0
+	for n < len(line) && n < 6 && line[n] == '#' {
+		n++
+	}
+	return n > 0 && n < len(line) && line[n] == ' '
 }
 
 // add keeps r among the last maxRegions regions.
@@ -296,6 +315,7 @@ func regionSigns(r region) []sign {
 				rl.open && runsOn(text, m[1]),
 				rl.field && !inObject(text, m[0]),
 				r.firstLine && !onFirstLine(text, m[0]),
+				rl.weak && inCode(lineBefore(text, m[0])),
 				rl.generic && !leads(text, m[0]) && (quoted(text, m[0]) || !errorBefore(text, m[0]) && !inObject(text, m[0])):
 				continue
 			}
@@ -548,11 +568,16 @@ var anchors = []struct {
 	// "spending cap" by the ca of "cap", 负责任 (responsible) by its first
 	// bytes.
 	{"does not exist", 10}, {"model_not_supported", 0}, {"负责任", 0}, {"spending cap", 9},
+	// A model that is not there: Anthropic's not_found_error by the _e of
+	// "_error" (the one byte of a row that prose seldom holds), Gemini's
+	// "not found for API version" by the ve of "version"; Open Design's
+	// "10x without progress" by the x before it.
+	{"not_found_error", 9}, {"not found for api version", 19}, {"x without progress", 0},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the
 // anchors' pairs.
-const maxPairRows = 16
+const maxPairRows = 32
 
 // The tables of hasAnchor: pairRows[c] is the row of the pairs that begin
 // with byte c (0: none), pairs[row][c] the index in pairAnchors of the

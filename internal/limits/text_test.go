@@ -537,3 +537,32 @@ func TestTheSeventhSetsFamilies(t *testing.T) {
 	assert.False(t, FromText("API Error: Request rejected (429) - Too many tokens per day, please wait before trying again.", now).Throttle, "a day's window")
 	assert.True(t, FromText("API Error: Request rejected (429) - Too many tokens, please wait before trying again.", now).Throttle, "no day named: a throttle")
 }
+
+// Round 18's wordings, from AI in CI and the forums: loop detectors that
+// count identical calls, Claude Code's JSON result with its API's status,
+// a code reviewer's hourly limit, Copilot's spent quota as a proxy prints
+// it, a model that is not there, and prose that puts a 429 in inline code.
+func TestLoopDetectorsReviewLimitsAndMissingModels(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"OpenClaw blocks identical calls", `tool loop: tool=exec level=critical action=block message="CRITICAL: Called exec with identical arguments and identical outcomes 10 times."`, Loop, ""},
+		{"OpenClaw warns of identical calls", "WARNING: You have called web_fetch 12 times with identical arguments.", Loop, ""},
+		{"a harness refuses the previous turn's call", "You just made the exact same tool call as your previous turn.", Loop, ""},
+		{"Qwen Code skips a queued call", "Skipped because loop detection stopped the current turn before this tool call could run.", Loop, ""},
+		{"a daemon stops a failing call", "Run stopped: the agent repeated a failing Bash call 10x without progress.", Loop, ""},
+		{"Claude Code's result, cut off in a week's window", `{"type":"result","subtype":"success","api_error_status":429,"result":"You've hit your weekly`, Wait, ""},
+		{"Claude Code's result with a login refused", `"api_error_status": 401, "result": "Failed to authenticate."`, Stop, ""},
+		{"Claude Code's result with a busy server", `{"type":"result","is_error":true,"api_error_status":529}`, Wait, ""},
+		{"a reviewer's limit with its wait in bold", "## Review limit reached\n\n**Next review available in:** **9 minutes**", Wait, "2026-01-29T16:38:33+02:00"},
+		{"a reviewer's wait of minutes and seconds", "## Rate limit exceeded\n\nPlease wait **24 minutes and 26 seconds** before requesting another review.", Wait, "2026-01-29T16:53:59+02:00"},
+		{"Copilot's spent quota and its reset", "quota id: \"premium_interactions\"\nentitlement: 300\nquota remaining: -1\nquota reset date utc: \"2026-02-01T00:00:00.000Z\"", Wait, "2026-02-01T00:00:00Z"},
+		{"Copilot's quota not spent", "quota id: \"premium_interactions\"\nentitlement: 300\nquota remaining: 12", None, ""},
+		{"Anthropic's retired model", "API Error: 404 not_found_error - model: claude-3-opus-20240229", Stop, ""},
+		{"Anthropic's missing file is no limit", `API Error: 404 {"type":"error","error":{"type":"not_found_error","message":"File not found: file_011"}}`, None, ""},
+		{"Gemini's missing model", "GeminiException 404: models/gemini-9-pro is not found for API version v1beta", Stop, ""},
+		{"a Google key where a token is wanted", "openai.AuthenticationError: Error code: 401 - API keys are not supported by this API.", Stop, ""},
+		{"a 429 in prose's inline code", "When the chat reaches its message limit I see the `429 Too Many Requests` error in the console.", None, ""},
+		{"a place is no reset", "Error: rate limit exceeded. The model is available in 2 regions.", Wait, ""},
+	})
+	l := FromText(`{"type":"result","subtype":"success","api_error_status":429,"result":"You've hit your weekly`, now)
+	assert.False(t, l.Throttle, "a week's window is no throttle: %s", l.Why)
+}
