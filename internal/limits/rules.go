@@ -197,6 +197,13 @@ var rules = sync.OnceValue(func() []rule {
 		// premium requests spent.
 		{re: re(`\bquota[\s_]remaining\\?["']?\s*:\s*(?:-[\d.]+|0)\b`),
 			kind: Wait, why: "Copilot quota spent", needs: []string{"entitlement", "remaining"}},
+		// OpenRouter's day of free models: "Rate limit exceeded:
+		// free-models-per-day"; Ollama Cloud's "you (...) have reached your
+		// session usage limit, upgrade for higher limits".
+		{re: re(`\bfree-models-per-day\b`),
+			kind: Wait, needs: []string{"free-models-per-day"}},
+		{re: re(`\bhave\s+reached\s+your\s+(?:session|weekly|hourly|daily)\s+usage\s+limit,\s+upgrade\s+for\s+higher\s+limits\b`),
+			kind: Wait, needs: []string{"reached", "upgrade"}},
 		{re: re(`\bfree\s+allocated\s+quota\s+exceeded\b`),
 			kind: Wait, needs: []string{"allocated", "quota"}},
 
@@ -217,6 +224,13 @@ var rules = sync.OnceValue(func() []rule {
 		// available in: 9 minutes", "you've reached your PR review limit".
 		{re: re(`\b(?:review\s+limit\s+reached|you` + apostrophe + `ve\s+reached\s+your\s+pr\s+review\s+limit)\b`),
 			kind: Wait, throttle: true, lead: true, needs: []string{"review", "limit"}},
+		// OpenAI's Batch API: "Enqueued token limit reached for gpt-4o-mini",
+		// lifted as batches in progress complete; EPAM AI DIAL's "Due to high
+		// demand our AI capacities are overloaded".
+		{re: re(`\benqueued\s+token\s+limit\s+reached\b`),
+			kind: Wait, throttle: true, needs: []string{"enqueued"}},
+		{re: re(`\bour\s+AI\s+capacities\s+are\s+overloaded\b`),
+			kind: Wait, throttle: true, needs: []string{"capacities", "overloaded"}},
 		{re: re(`\brepeated\s+529\s+overloaded\s+errors`),
 			kind: Wait, throttle: true, lead: true, needs: []string{"529", "overloaded"}},
 		{re: re(`\bserver\s+is\s+temporarily\s+limiting\s+requests`),
@@ -338,6 +352,8 @@ var rules = sync.OnceValue(func() []rule {
 		// model hub's download is a look-alike).
 		{re: re(`\b(429)\s+client\s+error:\s+too\s+many\s+requests\s+for\s+url:?\s+'?https?://` + modelHosts),
 			kind: Wait, throttle: true, weak: true, why: "HTTP ", needs: []string{"url", "429"}},
+		{re: re(`\b(402)\s+client\s+error:\s+payment\s+required\s+for\s+url:?\s+'?https?://` + modelHosts),
+			kind: Stop, why: "HTTP ", needs: []string{"url", "402"}},
 		// DeepSeek's "The server is busy. Please try again later."
 		{re: re(`\bthe\s+server\s+is\s+busy\b`),
 			kind: Wait, throttle: true, lead: true, weak: true, needs: []string{"busy"}},
@@ -362,8 +378,15 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, weak: true, needs: []string{"throttlingexception"}},
 		{re: re(`\bresource\s+(?:has\s+been\s+)?exhausted\b`),
 			kind: Wait, throttle: true, weak: true, needs: []string{"resource", "exhausted"}},
-		{re: re(`\bquota\s+exceeded\s+for\b`),
+		// Google's "Quota exceeded for quota metric '...'", "Quota exceeded
+		// for aiplatform.googleapis.com/...": not another service's "Quota
+		// exceeded for swe-bench-m/test".
+		{re: re(`\bquota\s+exceeded\s+for\s+(?:quota\s+metric\b|metric:|[\w-]+\.googleapis\.)`),
 			kind: Wait, throttle: true, weak: true, needs: []string{"quota", "exceeded"}},
+		// Cohere's SDK: "cohere.errors.too_many_requests_error.TooManyRequestsError:
+		// status_code: 429".
+		{re: regexp.MustCompile(`\bTooManyRequestsError\b`),
+			kind: Wait, throttle: true, weak: true, needs: []string{"toomanyrequestserror"}},
 		{re: re(`\byou\s+exceeded\s+your\s+current\s+quota`),
 			kind: Wait, throttle: true, lead: true, weak: true, needs: []string{"current", "quota"}},
 		{re: regexp.MustCompile(`\bRateLimitError\b`),
@@ -487,6 +510,10 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Loop, needs: []string{"detection", "stopped"}},
 		{re: re(`\bthe\s+agent\s+repeated\s+a\s+failing\s+[\w.-]+\s+call\s+\d+x\s+without\s+progress\b`),
 			kind: Loop, needs: []string{"repeated", "progress"}},
+		// MiMo Code's dialog after three identical calls: "Continue after
+		// repeated failures".
+		{re: re(`\bcontinue\s+after\s+repeated\s+failures\b`),
+			kind: Loop, lead: true, needs: []string{"repeated", "failures"}},
 
 		// Stops.
 		// An error code a client prints as a line of its own, not in an
@@ -547,6 +574,26 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, needs: []string{"not found", "version"}},
 		{re: re(`\bapi\s+keys\s+are\s+not\s+supported\s+by\s+this\s+api\b`),
 			kind: Stop, needs: []string{"keys", "supported"}},
+		// Vertex's "Publisher Model `...` was not found or your project does
+		// not have access to it"; Gemini's "Gemini 2.5 Pro Preview doesn't
+		// have a free quota tier" (its 429 no waiting lifts).
+		{re: re(`\bpublisher\s+model\s+\S+\s+was\s+not\s+found\s+or\s+your\s+project\s+does\s+not\s+have\s+access\b`),
+			kind: Stop, needs: []string{"publisher", "access"}},
+		{re: re(`\bdoesn` + apostrophe + `t\s+have\s+a\s+free\s+quota\s+tier\b`),
+			kind: Stop, needs: []string{"free", "tier"}},
+		// xAI's: "Your team ... has either used all available credits or
+		// reached its monthly spending limit", "Your newly created team
+		// doesn't have any credits or licenses yet", Grok's
+		// "personal-team-blocked:spending-limit", "Access to the chat
+		// endpoint is denied".
+		{re: re(`\bhas\s+either\s+used\s+all\s+available\s+credits\s+or\s+reached\s+its\s+monthly\s+spending\s+limit\b`),
+			kind: Stop, needs: []string{"available", "spending"}},
+		{re: re(`\bdoesn` + apostrophe + `t\s+have\s+any\s+credits\s+or\s+licenses\b`),
+			kind: Stop, needs: []string{"credits", "licenses"}},
+		{re: re(`\bteam-blocked:spending-limit\b`),
+			kind: Stop, needs: []string{"team-blocked"}},
+		{re: re(`\baccess\s+to\s+the\s+chat\s+endpoint\s+is\s+denied\b`),
+			kind: Stop, needs: []string{"endpoint", "denied"}},
 		// Claude Code's "There's an issue with the selected model (...).
 		// It may not exist or you may not have access to it";
 		// OpenRouter's "No allowed providers are available for the
@@ -735,6 +782,8 @@ func codeFields() []rule {
 		{"server_is_overloaded", Wait, true, false},
 		{"resource_exhausted", Wait, true, false},
 		{"ratelimitexceeded", Wait, true, false},
+		{"too_many_requests_error", Wait, true, false}, // Cerebras'
+		{"request_quota_exceeded", Wait, true, false},
 		{"throttling_error", Wait, true, false},
 		{"usage_limit_reached", Wait, false, false},
 		{"quota_exhausted", Wait, false, false},
@@ -783,7 +832,7 @@ const apiErrorStatus = `\\?["']api_error_status\\?["']\s*:\s*`
 const modelHosts = `(?:api\.anthropic\.com|api\.openai\.com|bedrock-runtime\.[\w-]+\.amazonaws\.com|` +
 	`generativelanguage\.googleapis\.com|[\w-]+-aiplatform\.googleapis\.com|[\w-]+\.openai\.azure\.com|` +
 	`openrouter\.ai|api\.deepseek\.com|api\.mistral\.ai|api\.groq\.com|api\.x\.ai|` +
-	`api-inference\.huggingface\.co|router\.huggingface\.co)`
+	`api-inference\.huggingface\.co|router\.huggingface\.co|huggingface\.co/api/inference-proxy)`
 
 // lookalikes find the words of a text that looks like a limit but is
 // none, in a message: a request too large for the model's context or its
@@ -807,7 +856,7 @@ var lookalikes = compileAll(
 	`---\s+fail`, `_test\.go:\d`, `assertionerror`, `\bgot\b[^\n]*\bwant\b`,
 	`\bcause:\s[^\n]*\bsolution:\s`,
 	`npm\s+err!`, `registry\.npmjs\.org`, `registry\.yarnpkg\.com`, `pypi\.org`, `files\.pythonhosted\.org`,
-	`crates\.io`, `proxy\.golang\.org`, `api\.github\.com`, `docker\.io`, `mcp_tool_(?:result|use)`, `resolving\s+package`,
+	`crates\.io`, `proxy\.golang\.org`, `api\.github\.com`, `stripe::`, `stripe\.error\.`, `docker\.io`, `mcp_tool_(?:result|use)`, `resolving\s+package`,
 	`huggingface\.co/[^\s/]+/[^\s/]+/resolve/`,
 	`oauth/usage`, `wham/usage`, `failed\s+to\s+load\s+usage\s+data`, `\busage\s+api\b`,
 	`\b403\b[^\n]{0,40}\brate\s+limit\s+exceeded`, `docker\s+hub`, `docs\.docker\.com`, `\bsearch\s+(?:tool|api)\b`, `tavily`, `serpapi`, `firecrawl`, `\be2b\b`, `discord\.(?:com|errors)`, "\\|\\s*`[a-z_]+`\\s*\\|",
@@ -1103,15 +1152,15 @@ func genericRules() []rule {
 		g(`\b(?:model|server|servers|service|provider|upstream|api|endpoint)\s+(?:is\s+|are\s+)?(?:currently\s+|temporarily\s+)?(?:busy|unavailable)\b`, Wait, true),
 		g(`\b(?:502\s+bad\s+gateway|503\s+service\s+(?:temporarily\s+)?unavailable|504\s+gateway\s+time-?out)\b`, Wait, true, "50"),
 		// Credit run out: a person pays.
-		bare(g(`\b(?:insufficient|not\s+enough|no|out\s+of|ran\s+out\s+of|run\s+out\s+of|zero|negative)\s+(?:\w+\s+){0,2}?(?:credits?|balance|funds)\b`, Stop, false)),
-		bare(g(`\b(?:credits?|balance|funds)\s+`+been+`(?:insufficient|too\s+low|exhausted|depleted|used\s+up|run\s+out)\b`, Stop, false)),
+		bare(g(`\b(?:(?:you`+apostrophe+`ve|you\s+have|you)\s+)?(?:insufficient|not\s+enough|no|out\s+of|ran\s+out\s+of|run\s+out\s+of|zero|negative)\s+(?:\w+\s+){0,2}?(?:credits?|balance|funds)\b`, Stop, false)),
+		bare(g(`\b(?:(?:account|your|the)\s+)?(?:credits?|balance|funds)\s+`+been+`(?:insufficient|too\s+low|exhausted|depleted|used\s+up|run\s+out|not\s+enough)\b`, Stop, false)),
 		g(`\bpayment\s+required\b`, Stop, false, "payment"),
 		bare(g(`\bquota\s+is\s+not\s+enough\b`, Stop, false, "quota")),
 		g(`\b(AccessDeniedException)\b`, Stop, false, "accessdenied"),
 		// A key, a login or an account refused.
-		g(`\b(?:invalid|incorrect|missing|expired|revoked|wrong|bad)\s+(?:\w+\s+)?(?:api[\s_-]?key|access\s+token|auth(?:entication)?\s+token|oauth\s+token|credentials)\b`, Stop, false),
+		g(`\b(?:invalid|incorrect|missing|expired|revoked|wrong|bad)\s+(?:\w+\s+)?(?:api[\s_-]?key|api\s+token|access\s+token|auth(?:entication)?\s+token|oauth\s+token|credentials)\b`, Stop, false),
 		g(`\bapi[\s_-]?key\s+`+been+`(?:invalid|not\s+valid|expired|revoked|missing|not\s+found|required)\b`, Stop, false),
-		g(`\b401\s+unauthorized\b`, Stop, false, "401"),
+		g(`\b(?:401\s+unauthorized|status(?:\s+code)?\s+401)\b`, Stop, false, "401"),
 		g(`\bauthentication\s+(?:failed|error|required)\b`, Stop, false, "authentication"),
 		g(`\b(?:you\s+)?(?:do\s+not|don`+apostrophe+`t|does\s+not|doesn`+apostrophe+`t|not)\s+have\s+access\s+to\s+(?:the\s+|this\s+)?(?:model|resource)\b`, Stop, false, "access"),
 		g(`\bnot\s+(?:authorized|permitted|entitled)\s+to\s+(?:use|access|call)\b`, Stop, false),
@@ -1155,7 +1204,7 @@ var modelContext = compileAll(
 // errors ("429 - rate_limit_error: ...").
 var genericLookalikes = compileAll(
 	`github\s+api`, `/api/oauth/`, `docker`, `toomanyrequests`, `disk\s+quota`,
-	`(?m)^[+-]?\s*(?:export\s+)?(?:function|def|func)\s+\w+\s*\(`, `\breturn\s*\(?\s*['"]`, `client\s+error[^\n]*\bfor\s+url\b`, `(?m)^\s*[45]\d\d\s+-\s+[a-z_]+:`,
+	`(?m)^[+-]?\s*(?:export\s+)?(?:function|def|func)\s+\w+\s*\(`, `\breturn\s*\(?\s*['"]`, `\b(?:raise|throw\s+new)\s+[\w.]*(?:error|exception)\s*\(`, `client\s+error[^\n]*\bfor\s+url\b`, `(?m)^\s*[45]\d\d\s+-\s+[a-z_]+:`,
 )
 
 // errorBefore reports whether the line of text[at:], before at, holds the

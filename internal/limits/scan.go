@@ -573,6 +573,11 @@ var anchors = []struct {
 	// "not found for API version" by the ve of "version"; Open Design's
 	// "10x without progress" by the x before it.
 	{"not_found_error", 9}, {"not found for api version", 19}, {"x without progress", 0},
+	// Keyed by the qu of "required", the ba of "balance", the va of
+	// "invalid", the mo of "models", the co of "continue" and the cc of
+	// "access".
+	{"payment required", 10}, {"balance not enough", 0}, {"invalid api token", 2},
+	{"free-models-per-day", 5}, {"continue after repeated failures", 0}, {"access to the chat endpoint", 1},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the

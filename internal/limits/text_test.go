@@ -566,3 +566,37 @@ func TestLoopDetectorsReviewLimitsAndMissingModels(t *testing.T) {
 	l := FromText(`{"type":"result","subtype":"success","api_error_status":429,"result":"You've hit your weekly`, now)
 	assert.False(t, l.Throttle, "a week's window is no throttle: %s", l.Why)
 }
+
+// Round 19's wordings, from evaluation and batch work and from the
+// inference hosts: Google's quota only in Google's shape, the SDKs' and
+// hosts' own words for a throttle, a day's free models, a session's window,
+// credit and spending limits, models a project may not use, and code and
+// payments that only look like a limit.
+func TestInferenceHostsAndEvalPipelinesLimits(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"Google's quota metric", "429 Quota exceeded for quota metric 'Generate Content API requests per minute'", Wait, ""},
+		{"another service's quota", "API request failed with status code 429: Quota exceeded for swe-bench-m/test. Please try again later.", None, ""},
+		{"Cohere's SDK throttles", "cohere.errors.too_many_requests_error.TooManyRequestsError: status_code: 429", Wait, ""},
+		{"Cohere refuses a token", "cohere.errors.unauthorized_error.UnauthorizedError: status_code: 401, body: {'message': 'invalid api token'}", Stop, ""},
+		{"Cerebras' codes", `{"message":"Requests per minute limit exceeded - too many requests sent.","type":"too_many_requests_error","param":"quota","code":"request_quota_exceeded"}`, Wait, ""},
+		{"a 402 from a model's proxy", "HfHubHTTPError: 402 Client Error: Payment Required for url: https://huggingface.co/api/inference-proxy/together/v1/chat/completions", Stop, ""},
+		{"the Batch API's queue", "BatchError(code='token_limit_exceeded', message='Enqueued token limit reached for gpt-4o-mini in organization org-1. Limit: 2,000,000 enqueued tokens.')", Wait, ""},
+		{"a gateway's capacity", "Due to high demand our AI capacities are overloaded. Please, try again in 2 minutes.", Wait, "2026-01-29T16:31:33+02:00"},
+		{"a day of free models", `429 {"error":{"message":"Rate limit exceeded: free-models-per-day"}}`, Wait, ""},
+		{"Ollama Cloud's session window", "you (ae2055838) have reached your session usage limit, upgrade for higher limits: https://ollama.com/upgrade", Wait, ""},
+		{"MiMo Code's dialog", "Continue after repeated failures", Loop, ""},
+		{"Vertex's model out of reach", "Publisher Model `projects/p/locations/global/publishers/google/models/claude-x` was not found or your project does not have access to it.", Stop, ""},
+		{"a model without a free tier", "ResourceExhausted: 429 Gemini 2.5 Pro Preview doesn't have a free quota tier.", Stop, ""},
+		{"xAI's spent credits or spending limit", `429 "Your team 16f2 has either used all available credits or reached its monthly spending limit."`, Stop, ""},
+		{"xAI's new team", `403 "Your newly created team doesn't have any credits or licenses yet."`, Stop, ""},
+		{"Grok's blocked team", "403 Forbidden: personal-team-blocked:spending-limit:", Stop, ""},
+		{"xAI's endpoint denied", `HTTP 403: {"code":"permission-denied","error":"Access to the chat endpoint is denied."}`, Stop, ""},
+		{"credit run out, said to you", "You've run out of credits. Add credits to continue.", Stop, ""},
+		{"a balance not enough", "Account balance not enough to run this query, please recharge", Stop, ""},
+		{"a host's 401 through a client", "Perplexity API error: Request failed with status code 401", Stop, ""},
+		{"code that raises a credit error", "raise InsufficientBalanceError(\n    message=\"You have no credits left to run an agent.\",\n)", None, ""},
+		{"a payment processor's rate limit", "Stripe::RateLimitError in api/payments/payment_intents#succeeded", None, ""},
+	})
+	l := FromText(`429 {"error":{"message":"Rate limit exceeded: free-models-per-day"}}`, now)
+	assert.False(t, l.Throttle, "a day's window is no throttle: %s", l.Why)
+}
