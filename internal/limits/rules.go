@@ -1201,10 +1201,11 @@ var modelContext = compileAll(
 // not a provider's limit in, besides lookalikes': the APIs of GitHub and
 // of an agent's account data, an HTTP client's error for a URL that is no
 // model's API (the rules above name those), a documentation's list of
-// errors ("429 - rate_limit_error: ...").
+// errors ("429 - rate_limit_error: ..."), a diff's line of code that raises
+// an error with a message (a traceback's line that raised it is none).
 var genericLookalikes = compileAll(
 	`github\s+api`, `/api/oauth/`, `docker`, `toomanyrequests`, `disk\s+quota`,
-	`(?m)^[+-]?\s*(?:export\s+)?(?:function|def|func)\s+\w+\s*\(`, `\breturn\s*\(?\s*['"]`, `\b(?:raise|throw\s+new)\s+[\w.]*(?:error|exception)\s*\(`, `client\s+error[^\n]*\bfor\s+url\b`, `(?m)^\s*[45]\d\d\s+-\s+[a-z_]+:`,
+	`(?m)^[+-]?\s*(?:export\s+)?(?:function|def|func)\s+\w+\s*\(`, `\breturn\s*\(?\s*['"]`, `(?m)^[+-]\s*(?:raise|throw\s+new)\s+[\w.]*(?:error|exception)\s*\(`, `client\s+error[^\n]*\bfor\s+url\b`, `(?m)^\s*[45]\d\d\s+-\s+[a-z_]+:`,
 )
 
 // errorBefore reports whether the line of text[at:], before at, holds the

@@ -594,7 +594,8 @@ func TestInferenceHostsAndEvalPipelinesLimits(t *testing.T) {
 		{"credit run out, said to you", "You've run out of credits. Add credits to continue.", Stop, ""},
 		{"a balance not enough", "Account balance not enough to run this query, please recharge", Stop, ""},
 		{"a host's 401 through a client", "Perplexity API error: Request failed with status code 401", Stop, ""},
-		{"code that raises a credit error", "raise InsufficientBalanceError(\n    message=\"You have no credits left to run an agent.\",\n)", None, ""},
+		{"a diff's code that raises a credit error", "-    raise InsufficientBalanceError(\n-        message=\"You have no credits left to run an agent.\",\n-    )", None, ""},
+		{"a traceback of the code that raised it", "    raise RuntimeError(f\"Daily limit reached for {bot}.\")\nRuntimeError: Daily limit reached for beaver", Wait, ""},
 		{"a payment processor's rate limit", "Stripe::RateLimitError in api/payments/payment_intents#succeeded", None, ""},
 	})
 	l := FromText(`429 {"error":{"message":"Rate limit exceeded: free-models-per-day"}}`, now)
