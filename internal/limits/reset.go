@@ -540,7 +540,8 @@ var units = map[string]time.Duration{
 
 // parseDuration reads a duration from the start of s, in words or in Go's
 // own notation: "5 days 22 hours 11 minutes", "3 hours, 2 minutes",
-// "2h 10m", "6m0s", "1.2s", "20ms". It reads number-unit pairs until one
+// "2h 10m", "6m0s", "1.2s", "20ms", and a count in words: "one minute",
+// "an hour". It reads number-unit pairs until one
 // does not parse, and reports false when none did or the sum is beyond
 // MaxAhead.
 func parseDuration(s string) (time.Duration, bool) {
@@ -555,8 +556,14 @@ func parseDuration(s string) (time.Duration, bool) {
 		for n < len(s) && n < 20 && (isDigit(s[n]) || s[n] == '.') {
 			n++
 		}
-		num, err := strconv.ParseFloat(s[:n], 64)
-		if n == 0 || err != nil {
+		var num float64
+		if n > 0 {
+			v, err := strconv.ParseFloat(s[:n], 64)
+			if err != nil {
+				break
+			}
+			num = v
+		} else if num, n = numberWord(s); n == 0 { // "wait one minute", "in an hour"
 			break
 		}
 		rest := strings.TrimLeft(s[n:], " \t\r\n")
@@ -576,6 +583,26 @@ func parseDuration(s string) (time.Duration, bool) {
 		return 0, false
 	}
 	return time.Duration(total), true
+}
+
+// numberWords are the counts a duration may be written with in words.
+var numberWords = map[string]float64{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "five": 5, "ten": 10}
+
+// numberWord reads a count in words from the start of s ("one minute"),
+// and how long it is; 0 when s does not start with one.
+func numberWord(s string) (float64, int) {
+	n := 0
+	for n < len(s) && n < 6 && isLetter(s[n]) {
+		n++
+	}
+	if n == len(s) || !isSpace(s[n]) {
+		return 0, 0
+	}
+	v, ok := numberWords[strings.ToLower(s[:n])]
+	if !ok {
+		return 0, 0
+	}
+	return v, n
 }
 
 // parseReset reads a reset time a host's Pattern captured in its "reset"

@@ -231,6 +231,26 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, needs: []string{"enqueued"}},
 		{re: re(`\bour\s+AI\s+capacities\s+are\s+overloaded\b`),
 			kind: Wait, throttle: true, needs: []string{"capacities", "overloaded"}},
+		// ChatGPT's web backend: "Too many requests in 1 hour. Try again
+		// later.", "Only one message at a time. ... or wait one minute.";
+		// Poe's "You have exceeded rate limit to query bot"; Cloudflare AI
+		// Gateway's "Failed to get response from provider" (code 2005, the
+		// provider behind it failed). Chinese clients' words for a
+		// provider's rate limit: "请求过于频繁" (requests too frequent),
+		// "请求速率超过限制" (the request rate over the limit), "速率限制"
+		// (rate limited) leading a line.
+		{re: re(`\btoo\s+many\s+requests\s+in\s+1\s+hour\b`),
+			kind: Wait, throttle: true, needs: []string{"many", "hour"}},
+		{re: re(`\bonly\s+one\s+message\s+at\s+a\s+time\.\s+please\s+allow\s+any\s+other\s+responses\s+to\s+complete\b`),
+			kind: Wait, throttle: true, needs: []string{"one message", "allow"}},
+		{re: re(`\bexceeded\s+rate\s+limit\s+to\s+query\s+bot\b`),
+			kind: Wait, throttle: true, needs: []string{"exceeded", "query"}},
+		{re: re(`\bfailed\s+to\s+get\s+response\s+from\s+provider\b`),
+			kind: Wait, throttle: true, needs: []string{"response from provider"}},
+		{re: regexp.MustCompile(`请求过于频繁|请求速率超过限制`),
+			kind: Wait, throttle: true, why: "requests too frequent (请求过于频繁)", needs: []string{"请求"}},
+		{re: regexp.MustCompile(`速率限制`),
+			kind: Wait, throttle: true, lead: true, why: "rate limited (速率限制)", needs: []string{"速率限制"}},
 		{re: re(`\brepeated\s+529\s+overloaded\s+errors`),
 			kind: Wait, throttle: true, lead: true, needs: []string{"529", "overloaded"}},
 		{re: re(`\bserver\s+is\s+temporarily\s+limiting\s+requests`),
@@ -278,6 +298,10 @@ var rules = sync.OnceValue(func() []rule {
 		// Moonshot's "request reached organization max RPM: 3".
 		{re: re(`\brequest\s+reached\s+organization\s+max\s+(?:rpm|tpm|rpd|tpd)\b`),
 			kind: Wait, throttle: true, lead: true, needs: []string{"reached", "max"}},
+		// The same provider's words in a proxy's log: "reached organization
+		// TPD rate limit, current: 1508351, limit: 1500000" (a day's tokens).
+		{re: re(`\breached\s+organization\s+(?:tpm|rpm|tpd|rpd)\s+rate\s+limit\b`),
+			kind: Wait, throttle: true, daily: true, needs: []string{"reached", "organization"}},
 		{re: re(`\bcrossed\s+tpm\s*/\s*rpm\b`),
 			kind: Wait, throttle: true, needs: []string{"crossed", "rpm"}},
 		{re: re(`\bservice\s+tier\s+capacity\s+exceeded\b`),
@@ -514,6 +538,10 @@ var rules = sync.OnceValue(func() []rule {
 		// repeated failures".
 		{re: re(`\bcontinue\s+after\s+repeated\s+failures\b`),
 			kind: Loop, lead: true, needs: []string{"repeated", "failures"}},
+		// nanobot's cap: "I reached the maximum number of tool call
+		// iterations (200) without completing the task".
+		{re: re(`\breached\s+the\s+maximum\s+number\s+of\s+tool\s+call\s+iterations\b`),
+			kind: Loop, needs: []string{"maximum", "iterations"}},
 
 		// Stops.
 		// An error code a client prints as a line of its own, not in an
@@ -594,6 +622,16 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, needs: []string{"team-blocked"}},
 		{re: re(`\baccess\s+to\s+the\s+chat\s+endpoint\s+is\s+denied\b`),
 			kind: Stop, needs: []string{"endpoint", "denied"}},
+		// OpenAI's "You didn't provide an API key"; Zhipu's code 1113,
+		// "您的账户已欠费" (your account is in arrears); DashScope's
+		// Arrearage, "Access denied, please make sure your account is in
+		// good standing".
+		{re: re(`\byou\s+didn` + apostrophe + `t\s+provide\s+an\s+api\s+key\b`),
+			kind: Stop, needs: []string{"provide", "key"}},
+		{re: regexp.MustCompile(`账户已欠费`),
+			kind: Stop, why: "the account in arrears (账户已欠费)", needs: []string{"欠费"}},
+		{re: re(`\bmake\s+sure\s+your\s+account\s+is\s+in\s+good\s+standing\b`),
+			kind: Stop, needs: []string{"good", "standing"}},
 		// Claude Code's "There's an issue with the selected model (...).
 		// It may not exist or you may not have access to it";
 		// OpenRouter's "No allowed providers are available for the
@@ -784,6 +822,7 @@ func codeFields() []rule {
 		{"ratelimitexceeded", Wait, true, false},
 		{"too_many_requests_error", Wait, true, false}, // Cerebras'
 		{"request_quota_exceeded", Wait, true, false},
+		{"Arrearage", Stop, false, false}, // DashScope's: the account in arrears
 		{"throttling_error", Wait, true, false},
 		{"usage_limit_reached", Wait, false, false},
 		{"quota_exhausted", Wait, false, false},
@@ -867,7 +906,7 @@ var lookalikes = compileAll(
 // Gemini's "Gemini 2.5 Pro Requests per day per user per tier" and
 // GenerateRequestsPerDayPerProjectPerModel, OpenRouter's
 // free-models-per-day. It is a usage window, not a throttle.
-var dailyQuota = compileAll(`per[-_ ]?day`, `\bdaily\b`, `per\s+24\s+hours`, `\bweekly\b`)
+var dailyQuota = compileAll(`per(?:[-_]|\s+)?day`, `\bdaily\b`, `per\s+24\s+hours`, `\bweekly\b`, `\b(?:tpd|rpd)\b`)
 
 // googleWords find Google's names in a message: Gemini's 429 says "You
 // exceeded your current quota, please check your plan and billing
@@ -959,7 +998,8 @@ func leads(text string, at int) bool {
 	if !strings.HasSuffix(p, ":") {
 		return false
 	}
-	return endsWithLabel(p[:len(p)-1]) || labelChain(p)
+	// Tags and a colon: an issue's title, "[Bug]: 429 ...", "[讨论]: 403 ...".
+	return onlyTags(p[:len(p)-1]) || endsWithLabel(p[:len(p)-1]) || labelChain(p)
 }
 
 // lineBefore is the line of text[at:] before at, at most maxLead bytes of
@@ -1143,7 +1183,7 @@ func genericRules() []rule {
 		bare(g(`\b(?:the\s+)?request\s+queue\s+is\s+full\b`, Wait, true, "queue")),
 		g(`\b(?:are|is)\s+cooling\s+down\b`, Wait, true, "cooling"),
 		g(`\b(?:been|was|were|is|are|being|got|get|getting)\s+(?:temporarily\s+)?rate[\s-]?limited\b`, Wait, true, "limited"),
-		g(`\btoo\s+many\s+(?:requests|tokens|calls|concurrent\s+requests)\b`, Wait, true, "many"),
+		g(`\btoo\s+many\s+(?:requests|tokens|calls|concurrent\s+requests|messages\s+to\s+the\s+model)\b`, Wait, true, "many"),
 		g(`\b(?:over\s+rate[\s_-]?limit|throttling\s+threshold|(?:requests?|you|been|being)\s+throttled)\b`, Wait, true),
 		g(`\breached\s+(?:\w+\s+){0,2}max\s+(?:rpm|tpm|rpd|tpd|concurrency)\b`, Wait, true, "max"),
 		g(`\b(?:over|at|out\s+of|no|insufficient|not\s+enough)\s+(?:\w+\s+)?capacity\b`, Wait, true, "capacity"),
@@ -1153,14 +1193,15 @@ func genericRules() []rule {
 		g(`\b(?:502\s+bad\s+gateway|503\s+service\s+(?:temporarily\s+)?unavailable|504\s+gateway\s+time-?out)\b`, Wait, true, "50"),
 		// Credit run out: a person pays.
 		bare(g(`\b(?:(?:you`+apostrophe+`ve|you\s+have|you)\s+)?(?:insufficient|not\s+enough|no|out\s+of|ran\s+out\s+of|run\s+out\s+of|zero|negative)\s+(?:\w+\s+){0,2}?(?:credits?|balance|funds)\b`, Stop, false)),
-		bare(g(`\b(?:(?:account|your|the)\s+)?(?:credits?|balance|funds)\s+`+been+`(?:insufficient|too\s+low|exhausted|depleted|used\s+up|run\s+out|not\s+enough)\b`, Stop, false)),
+		bare(g(`\b(?:sorry,\s+)?(?:(?:your|the)\s+)?(?:account\s+)?(?:credits?|balance|funds)\s+`+been+`(?:insufficient|too\s+low|exhausted|depleted|used\s+up|run\s+out|not\s+enough)\b`, Stop, false)),
 		g(`\bpayment\s+required\b`, Stop, false, "payment"),
 		bare(g(`\bquota\s+is\s+not\s+enough\b`, Stop, false, "quota")),
 		g(`\b(AccessDeniedException)\b`, Stop, false, "accessdenied"),
 		// A key, a login or an account refused.
 		g(`\b(?:invalid|incorrect|missing|expired|revoked|wrong|bad)\s+(?:\w+\s+)?(?:api[\s_-]?key|api\s+token|access\s+token|auth(?:entication)?\s+token|oauth\s+token|credentials)\b`, Stop, false),
 		g(`\bapi[\s_-]?key\s+`+been+`(?:invalid|not\s+valid|expired|revoked|missing|not\s+found|required)\b`, Stop, false),
-		g(`\b(?:401\s+unauthorized|status(?:\s+code)?\s+401)\b`, Stop, false, "401"),
+		g(`\b(?:401\s+unauthorized|status(?:\s+code)?:?\s+401)\b`, Stop, false, "401"),
+		g(`\b(?:[\w]+\.)*AuthenticationError\b`, Stop, false, "authenticationerror"),
 		g(`\bauthentication\s+(?:failed|error|required)\b`, Stop, false, "authentication"),
 		g(`\b(?:you\s+)?(?:do\s+not|don`+apostrophe+`t|does\s+not|doesn`+apostrophe+`t|not)\s+have\s+access\s+to\s+(?:the\s+|this\s+)?(?:model|resource)\b`, Stop, false, "access"),
 		g(`\bnot\s+(?:authorized|permitted|entitled)\s+to\s+(?:use|access|call)\b`, Stop, false),
@@ -1204,7 +1245,7 @@ var modelContext = compileAll(
 // errors ("429 - rate_limit_error: ..."), a diff's line of code that raises
 // an error with a message (a traceback's line that raised it is none).
 var genericLookalikes = compileAll(
-	`github\s+api`, `/api/oauth/`, `docker`, `toomanyrequests`, `disk\s+quota`,
+	`github\s+api`, `/api/oauth/`, `docker`, `toomanyrequests`, `disk\s+quota`, `\bdeepl\b`, `\bpapago\b`,
 	`(?m)^[+-]?\s*(?:export\s+)?(?:function|def|func)\s+\w+\s*\(`, `\breturn\s*\(?\s*['"]`, `(?m)^[+-]\s*(?:raise|throw\s+new)\s+[\w.]*(?:error|exception)\s*\(`, `client\s+error[^\n]*\bfor\s+url\b`, `(?m)^\s*[45]\d\d\s+-\s+[a-z_]+:`,
 )
 

@@ -578,6 +578,11 @@ var anchors = []struct {
 	// "access".
 	{"payment required", 10}, {"balance not enough", 0}, {"invalid api token", 2},
 	{"free-models-per-day", 5}, {"continue after repeated failures", 0}, {"access to the chat endpoint", 1},
+	// Keyed by the ma of "maximum", the vi of "provider", the ge of
+	// "arrearage" and of "message", the cc of "account"; 账户 (account)
+	// and 请求 (requests) by their first bytes.
+	{"maximum number of tool call iterations", 0}, {"response from provider", 17}, {"arrearage", 7},
+	{"one message at a time", 9}, {"account is in good standing", 1}, {"账户已欠费", 0}, {"请求", 0},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the

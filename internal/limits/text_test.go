@@ -601,3 +601,38 @@ func TestInferenceHostsAndEvalPipelinesLimits(t *testing.T) {
 	l := FromText(`429 {"error":{"message":"Rate limit exceeded: free-models-per-day"}}`, now)
 	assert.False(t, l.Throttle, "a day's window is no throttle: %s", l.Why)
 }
+
+// Round 20's wordings, from front-ends, bots and operations tools: the web
+// wrappers' throttles and a wait in words, Chinese clients' rate limits, a
+// gateway whose provider failed, an iteration cap, accounts in arrears, a
+// key not given, an issue's tags before its message, a day's quota behind
+// a terminal's wrap, and a translation service's quota.
+func TestFrontEndsBotsAndGatewaysLimits(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"too many messages to the model", "Error: You have sent too many messages to the model. Please try again later.", Wait, ""},
+		{"ChatGPT's hour of requests", "Too many requests in 1 hour. Try again later.", Wait, ""},
+		{"one message at a time, a minute in words", `{"detail":"Only one message at a time. Please allow any other responses to complete before sending another message, or wait one minute."}`, Wait, "2026-01-29T16:30:33+02:00"},
+		{"Poe's bot limit", "You have exceeded rate limit to query bot using User API Key. Try again later.", Wait, ""},
+		{"a gateway's provider failed", `{"success":false,"error":[{"code":2005,"message":"Failed to get response from provider"}]}`, Wait, ""},
+		{"requests too frequent, in Chinese", "接口响应错误 - 请求过于频繁，请慢一点。", Wait, ""},
+		{"rate limited, in Chinese, leading its line", "速率限制，请重试。", Wait, ""},
+		{"rate limits described, in Chinese", "文档介绍了速率限制的配置方法。", None, ""},
+		{"an agent's cap of tool calls", "I reached the maximum number of tool call iterations (200) without completing the task.", Loop, ""},
+		{"no key given", "openai.error.AuthenticationError: You didn't provide an API key.", Stop, ""},
+		{"an SDK's AuthenticationError", "anthropic.AuthenticationError: the model provider refused the request", Stop, ""},
+		{"Zhipu's account in arrears", `Error code: 429, with error text {"error":{"code":"1113","message":"您的账户已欠费，请充值后重试。"}}`, Stop, ""},
+		{"DashScope's arrearage", `{"error":{"message":"Access denied, please make sure your account is in good standing.","type":"Arrearage","code":"Arrearage"}}`, Stop, ""},
+		{"an issue's tags before the message", "[Bug]: 403 Sorry, your account balance is insufficient", Stop, ""},
+		{"a provider's 401 through an ops tool", "Error: failed while calling AI provider azureopenai: error, status code: 401, message: %!s(<nil>)", Stop, ""},
+		{"a day's quota behind a wrap", "✕ [API Error: Quota exceeded for quota metric 'Gemini 2.5 Pro Requests' and limit 'Gemini 2.5 Pro Requests per\n  day per user per tier' of service 'cloudcode-pa.googleapis.com'.]", Wait, ""},
+		{"a day's tokens of an organization", `reached organization TPD rate limit, current: 1508351, limit: 1500000`, Wait, ""},
+		{"a translation service's quota", `[Custom DeepL] 456: {"message":"Quota Exceeded"}`, None, ""},
+	})
+	for _, in := range []string{
+		"✕ [API Error: Quota exceeded for quota metric 'Gemini 2.5 Pro Requests' and limit 'Gemini 2.5 Pro Requests per\n  day per user per tier' of service 'cloudcode-pa.googleapis.com'.]",
+		`reached organization TPD rate limit, current: 1508351, limit: 1500000`,
+	} {
+		l := FromText(in, now)
+		assert.False(t, l.Throttle, "a day's window is no throttle: %s", l.Why)
+	}
+}
