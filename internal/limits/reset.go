@@ -106,6 +106,7 @@ var clauseStarts = func() (t [256]bool) {
 		t[c] = true
 	}
 	t["将"[0]] = true // 将在 (at)
+	t["请"[0]] = true // 请等待 (please wait)
 	return t
 }()
 
@@ -125,7 +126,7 @@ func clauseAt(s string, i int, now time.Time, retries bool) when {
 				return parseWhen(s[end:], now)
 			}
 		}
-		for _, in := range [][]string{{"resets", "in"}, {"reset", "in"}, {"try", "again", "in"}, {"resets", "after"}, {"reset", "after"}, {"retry", "in"}, {"retry", "after"}, {"wait"}, {"come", "back", "in"}, {"available", "in"}} {
+		for _, in := range [][]string{{"resets", "in"}, {"reset", "in"}, {"try", "again", "in"}, {"resets", "after"}, {"reset", "after"}, {"retry", "in"}, {"retry", "after"}, {"wait"}, {"come", "back", "in"}, {"available", "in"}, {"请等待"}} {
 			if end, ok := phraseAt(s, i, in...); ok {
 				return durationAt(strings.TrimLeft(s[end:], "~*"), now) // "resets in ~5s", "wait **24 minutes**"
 			}

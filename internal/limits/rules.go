@@ -204,6 +204,16 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, needs: []string{"free-models-per-day"}},
 		{re: re(`\bhave\s+reached\s+your\s+(?:session|weekly|hourly|daily)\s+usage\s+limit,\s+upgrade\s+for\s+higher\s+limits\b`),
 			kind: Wait, needs: []string{"reached", "upgrade"}},
+		// Warp's "Request failed with error: QuotaLimit"; OpenCode Zen's "Free
+		// usage exceeded, subscribe to Go".
+		{re: regexp.MustCompile(`\berror:\s+QuotaLimit\b`),
+			kind: Wait, needs: []string{"quotalimit"}},
+		{re: re(`\bfree\s+usage\s+exceeded\b`),
+			kind: Wait, lead: true, needs: []string{"free", "exceeded"}},
+		// Baidu ERNIE's error 17 through a relay: "Open api daily request
+		// limit reached".
+		{re: re(`\bopen\s+api\s+daily\s+request\s+limit\s+reached\b`),
+			kind: Wait, needs: []string{"daily", "reached"}},
 		{re: re(`\bfree\s+allocated\s+quota\s+exceeded\b`),
 			kind: Wait, needs: []string{"allocated", "quota"}},
 
@@ -247,10 +257,34 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, needs: []string{"exceeded", "query"}},
 		{re: re(`\bfailed\s+to\s+get\s+response\s+from\s+provider\b`),
 			kind: Wait, throttle: true, needs: []string{"response from provider"}},
-		{re: regexp.MustCompile(`请求过于频繁|请求速率超过限制`),
-			kind: Wait, throttle: true, why: "requests too frequent (请求过于频繁)", needs: []string{"请求"}},
+		{re: regexp.MustCompile(`(?:请求|访问)过于频繁|请求速率超过限制|请求速度过快`),
+			kind: Wait, throttle: true, why: "requests too frequent (请求过于频繁)", needs: []string{"过"}},
+		// Copilot Chat in Chinese: "你的请求受速率限制" (your request is rate
+		// limited); Trae's queue: "当前模型请求量较高" (the model's requests are
+		// many); erniebot's RequestLimitError (并发超限, concurrency exceeded).
+		{re: regexp.MustCompile(`模型请求量较高|请求受速率限制`),
+			kind: Wait, throttle: true, why: "the model's requests are many (模型请求量较高)", needs: []string{"请求"}},
+		{re: regexp.MustCompile(`\bRequestLimitError\b`),
+			kind: Wait, throttle: true, weak: true, needs: []string{"requestlimiterror"}},
+		// Antigravity Manager's pool: "All accounts are currently limited.
+		// Please wait 84152s."
+		{re: re(`\ball\s+accounts\s+are\s+currently\s+limited\b`),
+			kind: Wait, needs: []string{"accounts", "limited"}},
 		{re: regexp.MustCompile(`速率限制`),
 			kind: Wait, throttle: true, lead: true, why: "rate limited (速率限制)", needs: []string{"速率限制"}},
+		// Anthropic's 529 (overloaded), a status no other API answers: goose's
+		// "Request failed with status: 529 <unknown status code>"; Crush's
+		// "maximum retry attempts reached for rate limit"; Tabnine's
+		// "You've reached the rate limit for sending messages"; Windsurf's
+		// "all API providers are over their global rate limit".
+		{re: re(`\bstatus(?:\s+code)?:?\s+(529)\b`),
+			kind: Wait, throttle: true, weak: true, why: "HTTP ", needs: []string{"529"}},
+		{re: re(`\bmaximum\s+retry\s+attempts\s+reached\s+for\s+rate\s+limit\b`),
+			kind: Wait, throttle: true, needs: []string{"retry", "rate"}},
+		{re: re(`\byou` + apostrophe + `ve\s+reached\s+the\s+rate\s+limit\s+for\s+sending\s+messages\b`),
+			kind: Wait, throttle: true, needs: []string{"reached", "sending"}},
+		{re: re(`\bproviders\s+are\s+over\s+their\s+(?:global\s+)?rate\s+limit\b`),
+			kind: Wait, throttle: true, needs: []string{"providers", "over"}},
 		{re: re(`\brepeated\s+529\s+overloaded\s+errors`),
 			kind: Wait, throttle: true, lead: true, needs: []string{"529", "overloaded"}},
 		{re: re(`\bserver\s+is\s+temporarily\s+limiting\s+requests`),
@@ -542,6 +576,18 @@ var rules = sync.OnceValue(func() []rule {
 		// iterations (200) without completing the task".
 		{re: re(`\breached\s+the\s+maximum\s+number\s+of\s+tool\s+call\s+iterations\b`),
 			kind: Loop, needs: []string{"maximum", "iterations"}},
+		// OpenManus' "Agent detected stuck state"; Autohand's "Repeated
+		// tool-call limit exceeded" and LoopAbortedError.
+		{re: re(`\bagent\s+detected\s+stuck\s+state\b`),
+			kind: Loop, needs: []string{"stuck", "state"}},
+		{re: re(`\brepeated\s+tool[\s-]call\s+limit\s+exceeded\b`),
+			kind: Loop, needs: []string{"repeated", "exceeded"}},
+		{re: regexp.MustCompile(`\bLoopAbortedError\b`),
+			kind: Loop, needs: []string{"loopabortederror"}},
+		// Trae's guard: "Loop was detected in the model and the request has
+		// been interrupted".
+		{re: re(`\bloop\s+was\s+detected\s+in\s+the\s+model\b`),
+			kind: Loop, lead: true, needs: []string{"loop", "detected"}},
 
 		// Stops.
 		// An error code a client prints as a line of its own, not in an
@@ -632,6 +678,35 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, why: "the account in arrears (账户已欠费)", needs: []string{"欠费"}},
 		{re: re(`\bmake\s+sure\s+your\s+account\s+is\s+in\s+good\s+standing\b`),
 			kind: Stop, needs: []string{"good", "standing"}},
+		// Anthropic's "API access paused for this organization"; Zed's "You
+		// must subscribe to a plan in order to use models provided by Zed"
+		// and "Check that your API key has access to this model".
+		{re: re(`\bapi\s+access\s+paused\s+for\s+this\s+organization\b`),
+			kind: Stop, needs: []string{"paused", "organization"}},
+		{re: re(`\byou\s+must\s+subscribe\s+to\s+a\s+plan\s+in\s+order\s+to\s+use\s+models\b`),
+			kind: Stop, needs: []string{"subscribe", "models"}},
+		{re: re(`\bcheck\s+that\s+your\s+api\s+key\s+has\s+access\s+to\s+this\s+model\b`),
+			kind: Stop, needs: []string{"access", "model"}},
+		// Volcengine Ark's "the model service has been paused" (its Safe
+		// Experience Mode) and AccountOverdueError; iFlytek Spark's
+		// AppIdNoAuthError (code 11200: the app has no grant for the model)
+		// and its moderation, "输入内容审核不通过，涉嫌违规" (the input failed
+		// review, a suspected violation); Moonshot's "rejected because it was
+		// considered high risk"; a provider's "complete identity
+		// verification to lift the restriction"; Yandex's "Access to model
+		// ... denied".
+		{re: re(`\bthe\s+model\s+service\s+has\s+been\s+paused\b`),
+			kind: Stop, needs: []string{"service", "paused"}},
+		{re: regexp.MustCompile(`\b(AccountOverdueError|AppIdNoAuthError)\b`),
+			kind: Stop, why: "API error ", needs: []string{"error"}},
+		{re: regexp.MustCompile(`内容审核不通过|涉嫌违规`),
+			kind: Stop, why: "refused under the content policy (内容审核不通过)", needs: []string{"违规"}},
+		{re: re(`\brejected\s+because\s+it\s+was\s+considered\s+high\s+risk\b`),
+			kind: Stop, needs: []string{"rejected", "risk"}},
+		{re: re(`\bcomplete\s+identity\s+verification\b`),
+			kind: Stop, needs: []string{"identity", "verification"}},
+		{re: re(`\baccess\s+to\s+model\s+\S+\s+denied\b`),
+			kind: Stop, needs: []string{"access", "denied"}},
 		// Claude Code's "There's an issue with the selected model (...).
 		// It may not exist or you may not have access to it";
 		// OpenRouter's "No allowed providers are available for the
@@ -822,7 +897,9 @@ func codeFields() []rule {
 		{"ratelimitexceeded", Wait, true, false},
 		{"too_many_requests_error", Wait, true, false}, // Cerebras'
 		{"request_quota_exceeded", Wait, true, false},
-		{"Arrearage", Stop, false, false}, // DashScope's: the account in arrears
+		{"Arrearage", Stop, false, false},                // DashScope's: the account in arrears
+		{"content_filter", Stop, false, false},           // Moonshot's, Azure's
+		{"sensitive_words_detected", Stop, false, false}, // new-api's
 		{"throttling_error", Wait, true, false},
 		{"usage_limit_reached", Wait, false, false},
 		{"quota_exhausted", Wait, false, false},
@@ -981,6 +1058,9 @@ func leads(text string, at int) bool {
 	case opensField(p):
 		return true
 	}
+	if q := strings.TrimRight(p, "#"); len(q) < len(p) && opensField(q) {
+		return true // a Markdown heading in a field: "stopReasonMessage":"# You've reached
+	}
 	p = strings.TrimRight(strings.TrimRight(p, "0123456789"), " \t") // "API Error: 400"
 	p = strings.TrimRight(p, "[")                                    // a message in brackets: "[Usage limit reached ...]"
 	for strings.HasSuffix(p, "]") {
@@ -1053,7 +1133,10 @@ const maxLabelWords = 4
 const maxLead = 256
 
 // labels are the words that end a label before a message.
-var labels = []string{"error", "exception", "failed", "failure", "fatal", "output", "stderr", "stdout", "message", "msg", "reason", "warning", "warn", "detail", "details", "wrong", "stopped", "错误", "错误信息", "报错"}
+var labels = []string{"error", "exception", "failed", "failure", "fatal", "output", "stderr", "stdout", "message", "msg", "reason", "warning", "warn", "detail", "details", "wrong", "stopped", "错误", "错误信息", "报错",
+	// A server's error in the languages an agent is localized to: "Erro do
+	// Servidor", "Sunucu Hatası", "Fehler", "Erreur", "Ошибка".
+	"servidor", "hatası", "fehler", "erreur", "ошибка"}
 
 // endsWithLabel reports whether s ends with one of labels, as a word or
 // the end of one ("ApiError", "litellm.RateLimitError"), in brackets or
@@ -1234,7 +1317,7 @@ var modelContext = compileAll(
 	`qwen`, `\bmodels?\b`, `\bllms?\b`, `provider`, `openrouter`, `bedrock`, `vertex`, `deepseek`,
 	`mistral`, `groq`, `\bgrok`, `\bxai\b`, `/v1/`, `completion`, `\btokens?\s+per\b`, `\bagent\b`,
 	`\bgpt`, `llama`, `\bglm`, `kimi`, `moonshot`, `zhipu`, `minimax`, `dashscope`, `cohere`,
-	`fireworks`, `together`, `perplexity`, `ollama`, `litellm`, `azure`, `inference`, `\bchat\b`,
+	`fireworks`, `together`, `perplexity`, `ollama`, `litellm`, `azure`, `inference`, `\bchat\b`, `relay\s+error`, `new_api`,
 	`\bai\b`, `\bai_`, `assistant`, `prompt`, `amazon\s+q\b`, `codewhisperer`,
 )
 

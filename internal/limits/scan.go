@@ -583,6 +583,17 @@ var anchors = []struct {
 	// and 请求 (requests) by their first bytes.
 	{"maximum number of tool call iterations", 0}, {"response from provider", 17}, {"arrearage", 7},
 	{"one message at a time", 9}, {"account is in good standing", 1}, {"账户已欠费", 0}, {"请求", 0},
+	// Keyed by the cc of "access" and the ck of "stuck", the cr of
+	// "subscribe", the ma of "maximum".
+	{"api access paused", 5}, {"key has access to this model", 9}, {"stuck state", 3},
+	{"must subscribe to a plan", 9}, {"maximum retry attempts", 0},
+	// Keyed by the cc of "access" and "account", the ve of "verification"
+	// and "sensitive", the co of "considered" and "content", the 20 of
+	// iFlytek's code 11200; 访问 (access) and 违规 (a violation) by their
+	// first bytes.
+	{"all accounts are currently limited", 5}, {"accountoverdue", 1}, {"access to model", 1},
+	{"identity verification", 9}, {"sensitive_words_detected", 7}, {"considered high risk", 0},
+	{"content_filter", 0}, {"11200", 2}, {"访问过于频繁", 0}, {"违规", 0},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the

@@ -636,3 +636,43 @@ func TestFrontEndsBotsAndGatewaysLimits(t *testing.T) {
 		assert.False(t, l.Throttle, "a day's window is no throttle: %s", l.Why)
 	}
 }
+
+// Round 21's wordings, from hosted agents and loop runners and from the
+// model APIs in other languages: Anthropic's 529 by its status alone,
+// the agents' own words for a throttle, a window or a plan, guards that
+// detect a stuck agent, Chinese providers' throttles, arrears, grants and
+// moderation, a localized server error's label, a wait after 请等待, and a
+// heading inside a JSON message.
+func TestHostedAgentsAndLocalizedLimits(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"a 529 by its status", "Error: Request failed: Request failed with status: 529 <unknown status code>", Wait, ""},
+		{"Crush gives up on a rate limit", "failed to process events: maximum retry attempts reached for rate limit: 8", Wait, ""},
+		{"Tabnine's rate limit", "You've reached the rate limit for sending messages with the current model!", Wait, ""},
+		{"Windsurf's providers over their limit", "all API providers are over their global rate limit for trial users", Wait, ""},
+		{"Warp's quota", "Request failed with error: QuotaLimit", Wait, ""},
+		{"OpenCode Zen's free usage", "Free usage exceeded, subscribe to Go", Wait, ""},
+		{"a heading in a JSON message", `{"stopReason":"Rate Limit","stopReasonMessage":"# You've reached your daily usage limit for Tabnine Protected"}`, Wait, ""},
+		{"OpenManus' stuck state", "WARNING | app.agent.base:handle_stuck_state:163 - Agent detected stuck state. Added prompt: Observed duplicate responses.", Loop, ""},
+		{"Autohand's guard", "LoopAbortedError: Repeated tool-call limit exceeded", Loop, ""},
+		{"Trae's guard", "Loop was detected in the model and the request has been interrupted. Please retry or create a new task.", Loop, ""},
+		{"API access paused", "Error from provider (Console): Upstream request failed: [permission_error] API access paused for this organization.", Stop, ""},
+		{"Zed's plan", "cloud language model completion failed with status 403 Forbidden: You must subscribe to a plan in order to use models provided by Zed.", Stop, ""},
+		{"Zed's key without the model", "Zed's API rejected the request due to insufficient permissions. Check that your API key has access to this model.", Stop, ""},
+		{"ERNIE's access too frequent", "APIError: 访问过于频繁，请稍候再试", Wait, ""},
+		{"erniebot's concurrency", "erniebot.errors.RequestLimitError: 并发超限", Wait, ""},
+		{"Trae's queue in Chinese", "当前模型请求量较高，你目前排在第 83 位。", Wait, ""},
+		{"Copilot's zh-CN wait", "很抱歉，你的请求受速率限制。请等待 70 seconds，然后重试。", Wait, "2026-01-29T16:30:43+02:00"},
+		{"a pool of accounts limited", "Token error: All accounts are currently limited. Please wait 84152s.", Wait, "2026-01-30T15:52:05+02:00"},
+		{"ERNIE's day through a relay", "relay error (channel id 2, user id: 1): Open api daily request limit reached", Wait, ""},
+		{"Volcengine's paused model", "Your account has reached the set inference limit for the model, and the model service has been paused.", Stop, ""},
+		{"Volcengine's arrears", "AccountOverdueError: 403 Forbidden", Stop, ""},
+		{"iFlytek's app without a grant", "请求错误: 11200, {'header': {'code': 11200, 'message': 'AppIdNoAuthError:(17:17:15.673) domain.generalv3'}}", Stop, ""},
+		{"iFlytek's moderation", "SparkException: 输入内容审核不通过，涉嫌违规，请重新调整输入内容", Stop, ""},
+		{"Moonshot's content filter", `Error code: 400 - {'error': {'message': 'The request was rejected because it was considered high risk', 'type': 'content_filter'}}`, Stop, ""},
+		{"identity verification", "Error code: 403 - RPM limit exceeded. Please complete identity verification to lift the restriction.", Stop, ""},
+		{"a relay's sensitive words", `{'error': {'message': 'input contains sensitive words: [test]', 'type': 'new_api_error', 'code': 'sensitive_words_detected'}}`, Stop, ""},
+		{"Yandex's model denied", `code = StatusCode.PERMISSION_DENIED details = "Access to model art://yandex-art/latest denied"`, Stop, ""},
+		{"Copilot's Portuguese server error", "Erro do Servidor: rate limit exceeded Código de Erro: rate_limited", Wait, ""},
+		{"Copilot's Turkish server error", "Sunucu Hatası: rate limit exceeded Hata Kodu: rate_limited", Wait, ""},
+	})
+}
