@@ -181,12 +181,15 @@ func (s *scanner) endParagraph(next int) {
 // isHeading reports whether line is a Markdown heading ("## Rate limit
 // exceeded"), in a quote or not.
 func isHeading(line string) bool {
-	line = strings.TrimLeft(line, " \t>")
+	i := 0
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '>') {
+		i++
+	}
 	n := 0
-	for n < len(line) && n < 6 && line[n] == '#' {
+	for i+n < len(line) && n < 6 && line[i+n] == '#' {
 		n++
 	}
-	return n > 0 && n < len(line) && line[n] == ' '
+	return n > 0 && i+n < len(line) && line[i+n] == ' '
 }
 
 // add keeps r among the last maxRegions regions.
@@ -572,7 +575,7 @@ var anchors = []struct {
 	// "_error" (the one byte of a row that prose seldom holds), Gemini's
 	// "not found for API version" by the ve of "version"; Open Design's
 	// "10x without progress" by the x before it.
-	{"not_found_error", 9}, {"not found for api version", 19}, {"x without progress", 0},
+	{"not_found_error", 9}, {"not found for api version", 18}, {"x without progress", 0},
 	// Keyed by the qu of "required", the ba of "balance", the va of
 	// "invalid", the mo of "models", the co of "continue" and the cc of
 	// "access".
@@ -588,12 +591,12 @@ var anchors = []struct {
 	{"api access paused", 5}, {"key has access to this model", 9}, {"stuck state", 3},
 	{"must subscribe to a plan", 9}, {"maximum retry attempts", 0},
 	// Keyed by the cc of "access" and "account", the ve of "verification"
-	// and "sensitive", the co of "considered" and "content", the 20 of
+	// and "sensitive", the _f of "content_filter", the 20 of
 	// iFlytek's code 11200; 访问 (access) and 违规 (a violation) by their
 	// first bytes.
 	{"all accounts are currently limited", 5}, {"accountoverdue", 1}, {"access to model", 1},
-	{"identity verification", 9}, {"sensitive_words_detected", 7}, {"considered high risk", 0},
-	{"content_filter", 0}, {"11200", 2}, {"访问过于频繁", 0}, {"违规", 0},
+	{"identity verification", 9}, {"sensitive_words_detected", 7}, {"content_filter", 7},
+	{"11200", 2}, {"访问过于频繁", 0}, {"违规", 0},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the
