@@ -309,7 +309,7 @@ var whenRE = sync.OnceValue(func() *regexp.Regexp {
 		`|(?P<iso>\d{4}-\d{2}-\d{2})(?:\s+at\s+|\s+|T)` +
 		`|(?P<pday>\d{1,2})\s+(?:de\s+)?(?P<pmonth>[a-z]{3})[a-z]*\.?\s+(?:de\s+)?(?P<pyear>\d{4}),?\s+)?` +
 		`(?P<hour>\d{1,2})(?::(?P<min>\d{2}))?(?::(?P<sec>\d{2})(?:\.\d{1,9})?)?(?:\s*(?P<ampm>[ap]\.?\s?m\b\.?))?` +
-		`(?:\s*\((?P<zone>[A-Za-z][A-Za-z0-9_+\-/]{0,63})\)|\s*\b(?P<zword>UTC|GMT)(?P<zoff>[+-]\d{1,2}(?::?\d{2})?)?\b|(?P<zulu>Z)\b|(?P<isooff>[+-]\d{2}:\d{2})\b)?`)
+		`(?:\s*\((?P<zone>[A-Za-z][A-Za-z0-9_+\-/]{0,63})\)|\s*\b(?P<zword>UTC|GMT)(?P<zoff>[+-]\d{1,2}(?::?\d{2})?)?\b|(?P<zulu>Z)\b|\s*(?P<isooff>[+-]\d{2}:?\d{2})\b)?`)
 })
 
 var weekdays = map[string]time.Weekday{

@@ -214,6 +214,11 @@ var rules = sync.OnceValue(func() []rule {
 		// limit reached".
 		{re: re(`\bopen\s+api\s+daily\s+request\s+limit\s+reached\b`),
 			kind: Wait, needs: []string{"daily", "reached"}},
+		// Z.ai's code 1310: "Weekly/Monthly Limit Exhausted. Your limit will
+		// reset at 2026-09-03 18:01:05"; its plan in Chinese, "当前订阅套餐暂未
+		// 开放 ... 权限" (the subscription plan does not yet grant the model).
+		{re: re(`\bweekly/monthly\s+limit\s+exhausted\b`),
+			kind: Wait, needs: []string{"weekly/monthly"}},
 		{re: re(`\bfree\s+allocated\s+quota\s+exceeded\b`),
 			kind: Wait, needs: []string{"allocated", "quota"}},
 
@@ -397,6 +402,18 @@ var rules = sync.OnceValue(func() []rule {
 		// <html>\n<head><title>502 Bad Gateway</title>".
 		{re: re(`\bHTTP\s+code\s+(50[234])\s+from\s+API\b`),
 			kind: Wait, throttle: true, weak: true, why: "HTTP code ", needs: []string{"from", "50"}},
+		// The same SDKs' 403 page from the API's edge ("HTTP code 403 from API
+		// (<!DOCTYPE html> ... Attention Required! | Cloudflare"): a network
+		// or a region blocked, a person acts.
+		{re: re(`\bHTTP\s+code\s+(403)\s+from\s+API\b`),
+			kind: Stop, weak: true, why: "HTTP code ", needs: []string{"from", "403"}},
+		// A model API's status through a client that names it: "OpenAI API
+		// request failed with status 404" (a model or endpoint not there);
+		// Go's googleapi: "googleapi: Error 429:".
+		{re: re(`\b(?:openai|anthropic|gemini|claude|mistral|groq|deepseek)\s+api\s+(?:request\s+)?(?:failed|error)[^\n]{0,30}?\bstatus(?:\s+code)?:?\s+(404)\b`),
+			kind: Stop, weak: true, why: "HTTP ", needs: []string{"api", "404"}},
+		{re: re(`\bgoogleapi:\s+Error\s+(429)\b`),
+			kind: Wait, throttle: true, weak: true, why: "googleapi ", needs: []string{"googleapi", "429"}},
 		{re: regexp.MustCompile(`\bInternalServerError:\s*<html>\s*<head><title>(50[234])\b`),
 			kind: Wait, throttle: true, weak: true, why: "InternalServerError ", needs: []string{"internalservererror", "50"}},
 		// An HTTP client's words for a 5xx from a model's host: httpx's
@@ -707,6 +724,8 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, needs: []string{"identity", "verification"}},
 		{re: re(`\baccess\s+to\s+model\s+\S+\s+denied\b`),
 			kind: Stop, needs: []string{"access", "denied"}},
+		{re: regexp.MustCompile(`订阅套餐暂未开放`),
+			kind: Stop, why: "the plan does not include the model (订阅套餐暂未开放)", needs: []string{"订阅套餐"}},
 		// Claude Code's "There's an issue with the selected model (...).
 		// It may not exist or you may not have access to it";
 		// OpenRouter's "No allowed providers are available for the
@@ -844,10 +863,12 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, lead: true, needs: []string{"codex", "upgrade"}},
 		// OpenAI's words for insufficient_quota: "You exceeded your current
 		// quota, please check your plan and billing details" (Gemini's 429,
-		// a throttle, says the same words, beside Google's names); Ollama's "this model requires a subscription";
+		// a throttle, says the same words, beside Google's names, and where
+		// it names when it lifts, "... Please retry in 2h35m3.27s", it is a
+		// window); Ollama's "this model requires a subscription";
 		// LiteLLM's "Budget has been exceeded!".
 		{re: re(`\bexceeded\s+your\s+current\s+quota,\s+please\s+check\s+your\s+plan\s+and\s+billing\s+details\b`),
-			kind: Stop, weak: true, needs: []string{"current", "billing"}, notIn: googleWords},
+			kind: Stop, capped: true, weak: true, needs: []string{"current", "billing"}, notIn: googleWords},
 		{re: re(`\bthis\s+model\s+requires\s+a\s+subscription\b`),
 			kind: Stop, needs: []string{"requires", "subscription"}},
 		{re: re(`\bbudget\s+has\s+been\s+exceeded\b`),
@@ -900,6 +921,7 @@ func codeFields() []rule {
 		{"Arrearage", Stop, false, false},                // DashScope's: the account in arrears
 		{"content_filter", Stop, false, false},           // Moonshot's, Azure's
 		{"sensitive_words_detected", Stop, false, false}, // new-api's
+		{"AccountQuotaExceeded", Wait, false, false},     // Volcengine Ark's month
 		{"throttling_error", Wait, true, false},
 		{"usage_limit_reached", Wait, false, false},
 		{"quota_exhausted", Wait, false, false},
@@ -972,7 +994,7 @@ var lookalikes = compileAll(
 	`---\s+fail`, `_test\.go:\d`, `assertionerror`, `\bgot\b[^\n]*\bwant\b`,
 	`\bcause:\s[^\n]*\bsolution:\s`,
 	`npm\s+err!`, `registry\.npmjs\.org`, `registry\.yarnpkg\.com`, `pypi\.org`, `files\.pythonhosted\.org`,
-	`crates\.io`, `proxy\.golang\.org`, `api\.github\.com`, `stripe::`, `stripe\.error\.`, `docker\.io`, `mcp_tool_(?:result|use)`, `resolving\s+package`,
+	`crates\.io`, `proxy\.golang\.org`, `goproxy\.(?:cn|io)`, `export\.arxiv\.org`, `api\.semanticscholar\.org`, `serpapi\.com`, `api\.github\.com`, `stripe::`, `stripe\.error\.`, `docker\.io`, `mcp_tool_(?:result|use)`, `resolving\s+package`,
 	`huggingface\.co/[^\s/]+/[^\s/]+/resolve/`,
 	`oauth/usage`, `wham/usage`, `failed\s+to\s+load\s+usage\s+data`, `\busage\s+api\b`,
 	`\b403\b[^\n]{0,40}\brate\s+limit\s+exceeded`, `docker\s+hub`, `docs\.docker\.com`, `\bsearch\s+(?:tool|api)\b`, `tavily`, `serpapi`, `firecrawl`, `\be2b\b`, `discord\.(?:com|errors)`, "\\|\\s*`[a-z_]+`\\s*\\|",
@@ -996,9 +1018,9 @@ var googleWords = compileAll(`gemini`, `generativelanguage`, `ai\.google\.dev`, 
 var paid402 = compileAll(`\b402\s*[{(:-]`, `\bstatus(?:_?code)?\W{0,3}402\b`, `\bhttp\s+402\b`)
 
 // chinaTime finds the words of Zhipu's (Z.ai's) limits, whose resets name
-// no zone and are China's time: its code 1308, 使用上限 (the usage cap), its
-// hosts.
-var chinaTime = compileAll(`\b1308\b`, `使用上限`, `z\.ai\b`, `bigmodel\.cn`, `zhipu`)
+// no zone and are China's time: its codes 1308 and 1310, 使用上限 (the
+// usage cap), its hosts.
+var chinaTime = compileAll(`\b13(?:08|10)\b`, `使用上限`, `z\.ai\b`, `bigmodel\.cn`, `zhipu`)
 
 // shanghai is China's time zone.
 var shanghai = sync.OnceValue(func() *time.Location {
@@ -1252,7 +1274,7 @@ func genericRules() []rule {
 		// A usage window: "usage limit reached", "you have reached the
 		// limit", "quota exhausted", "exceeded your plan's quota".
 		bare(g(`\b(?:(?:open\s+)?api\s+)?(?:(?:daily|weekly|monthly|hourly|free)\s+)?(?:usage|plan|subscription|session|message|messages|request|requests|token|tokens|free|trial|daily|weekly|monthly|spending|spend)\s+(?:limits?|quotas?|allowance|cap)\s+(?:\([^)\n]{0,40}\)\s+)?`+been+reached+`\b`, Wait, false)),
-		open(bare(g(`\b(?:sorry,\s+)?(?:you`+apostrophe+`ve|you\s+have|you|has|have)\s+`+reached+`\s+(?:your|the|its|this|our|all\s+of\s+your)\s+(?:[\w'’.-]+\s+){0,4}?(?:(?:usage\s+)?(?:limits?|quotas?|allowance|allocation|caps?)|usage|included\s+credits)(?:\s+of\s+(?:[\d,.]+\s+)?(?:requests|messages|tokens|prompts|neurons|credits|calls)(?:\s+per\s+(?:\d+\s+)?\w+)?)?(?:\s+(?:for|on)\s+(?:today|(?:this|the)\s+(?:billing\s+)?\w+|[\w-]+\d[\w-]*(?:\.\d+)*|[\w-]+(?:\s+[\w-]+){0,2}))?`, Wait, false))),
+		open(bare(g(`\b(?:sorry,\s+)?(?:you`+apostrophe+`ve|you\s+have|we`+apostrophe+`ve|we\s+have|you|has|have)\s+`+reached+`\s+(?:your|the|its|this|our|all\s+of\s+your)\s+(?:[\w'’.-]+\s+){0,4}?(?:(?:usage\s+)?(?:limits?|quotas?|allowance|allocation|caps?)|usage|included\s+credits)(?:\s+of\s+(?:[\d,.]+\s+)?(?:requests|messages|tokens|prompts|neurons|credits|calls)(?:\s+per\s+(?:\d+\s+)?\w+)?)?(?:\s+(?:for|on)\s+(?:today|(?:this|the)\s+(?:billing\s+)?\w+|[\w-]+\d[\w-]*(?:\.\d+)*|[\w-]+(?:\s+[\w-]+){0,2}))?`, Wait, false))),
 		bare(g(`\bquotas?\s+`+been+reached+`\b`, Wait, false, "quota")),
 		bare(g(`\byou`+apostrophe+`ve\s+used\s+all\s+(?:of\s+)?your\s+(?:[\w-]+\s+){0,4}?(?:messages|requests|credits|quota|usage|tokens)\b`, Wait, false, "used")),
 		bare(g(`\bno\s+(?:more\s+)?(?:usage|quota|requests|messages)\s+(?:left|remaining)\b`, Wait, false)),
@@ -1274,6 +1296,7 @@ func genericRules() []rule {
 		g(`\b(?:high|heavy|unusually\s+high)\s+(?:demand|traffic|load)\b`, Wait, true),
 		g(`\b(?:model|server|servers|service|provider|upstream|api|endpoint)\s+(?:is\s+|are\s+)?(?:currently\s+|temporarily\s+)?(?:busy|unavailable)\b`, Wait, true),
 		g(`\b(?:502\s+bad\s+gateway|503\s+service\s+(?:temporarily\s+)?unavailable|504\s+gateway\s+time-?out)\b`, Wait, true, "50"),
+		g(`\bstatus(?:\s+code)?:?\s+50[234]\b`, Wait, true, "50"),
 		// Credit run out: a person pays.
 		bare(g(`\b(?:(?:you`+apostrophe+`ve|you\s+have|you)\s+)?(?:insufficient|not\s+enough|no|out\s+of|ran\s+out\s+of|run\s+out\s+of|zero|negative)\s+(?:\w+\s+){0,2}?(?:credits?|balance|funds)\b`, Stop, false)),
 		bare(g(`\b(?:sorry,\s+)?(?:(?:your|the)\s+)?(?:account\s+)?(?:credits?|balance|funds)\s+`+been+`(?:insufficient|too\s+low|exhausted|depleted|used\s+up|run\s+out|not\s+enough)\b`, Stop, false)),
@@ -1285,6 +1308,7 @@ func genericRules() []rule {
 		g(`\bapi[\s_-]?key\s+`+been+`(?:invalid|not\s+valid|expired|revoked|missing|not\s+found|required)\b`, Stop, false),
 		g(`\b(?:401\s+unauthorized|status(?:\s+code)?:?\s+401)\b`, Stop, false, "401"),
 		g(`\b(?:[\w]+\.)*AuthenticationError\b`, Stop, false, "authenticationerror"),
+		g(`\b(?:[\w]+\.)*PermissionDeniedError\b`, Stop, false, "permissiondeniederror"),
 		g(`\bauthentication\s+(?:failed|error|required)\b`, Stop, false, "authentication"),
 		g(`\b(?:you\s+)?(?:do\s+not|don`+apostrophe+`t|does\s+not|doesn`+apostrophe+`t|not)\s+have\s+access\s+to\s+(?:the\s+|this\s+)?(?:model|resource)\b`, Stop, false, "access"),
 		g(`\bnot\s+(?:authorized|permitted|entitled)\s+to\s+(?:use|access|call)\b`, Stop, false),
@@ -1328,7 +1352,7 @@ var modelContext = compileAll(
 // errors ("429 - rate_limit_error: ..."), a diff's line of code that raises
 // an error with a message (a traceback's line that raised it is none).
 var genericLookalikes = compileAll(
-	`github\s+api`, `/api/oauth/`, `docker`, `toomanyrequests`, `disk\s+quota`, `\bdeepl\b`, `\bpapago\b`,
+	`github\s+api`, `/api/oauth/`, `docker`, `\btoomanyrequests:`, `disk\s+quota`, `\bdeepl\b`, `\bpapago\b`,
 	`(?m)^[+-]?\s*(?:export\s+)?(?:function|def|func)\s+\w+\s*\(`, `\breturn\s*\(?\s*['"]`, `(?m)^[+-]\s*(?:raise|throw\s+new)\s+[\w.]*(?:error|exception)\s*\(`, `client\s+error[^\n]*\bfor\s+url\b`, `(?m)^\s*[45]\d\d\s+-\s+[a-z_]+:`,
 )
 

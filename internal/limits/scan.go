@@ -597,6 +597,9 @@ var anchors = []struct {
 	{"all accounts are currently limited", 5}, {"accountoverdue", 1}, {"access to model", 1},
 	{"identity verification", 9}, {"sensitive_words_detected", 7}, {"content_filter", 7},
 	{"11200", 2}, {"访问过于频繁", 0}, {"违规", 0},
+	// Keyed by the mo of "monthly" and the 40 of 403 and 404; 订阅 (a
+	// subscription) by its first bytes.
+	{"weekly/monthly", 7}, {"status 404", 7}, {"403 permissiondenied", 0}, {"code 403 from api", 5}, {"订阅套餐", 0},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the

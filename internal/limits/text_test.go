@@ -676,3 +676,28 @@ func TestHostedAgentsAndLocalizedLimits(t *testing.T) {
 		{"Copilot's Turkish server error", "Sunucu Hatası: rate limit exceeded Hata Kodu: rate_limited", Wait, ""},
 	})
 }
+
+// Round 22's wordings, from Go programs and from agents in games and
+// research: Go's googleapi, a status of 5xx through an ops tool, Z.ai's
+// windows and plan, a spent quota that names when it lifts, Volcengine's
+// month with its offset, a service's own daily quota, a model API's 404
+// and 403 through a client, the SDKs' PermissionDeniedError, and the
+// search and module services' 429s as look-alikes.
+func TestGoProgramsGamesAndResearchLimits(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"Go's googleapi", `{"code": 400, "message": "genai send message error: googleapi: Error 429:"}`, Wait, ""},
+		{"a provider's 503 through an ops tool", "Error: failed while calling AI provider openai: error, status code: 503, message: invalid character '<'", Wait, ""},
+		{"Z.ai's plan in Chinese", "当前订阅套餐暂未开放GLM-5V-Turbo权限", Stop, ""},
+		{"Z.ai's week or month, in China's time", `{"error":{"code":"1310","message":"Weekly/Monthly Limit Exhausted. Your limit will reset at 2026-02-03 18:01:05"}}`, Wait, "2026-02-03T18:01:05+08:00"},
+		{"a spent quota that names when it lifts", "You exceeded your current quota, please check your plan and billing details ... Please retry in 2h35m3.27s", Wait, "2026-01-29T19:04:36+02:00"},
+		{"Volcengine's month and its offset", `{"error":{"code":"AccountQuotaExceeded","message":"You have exceeded the monthly usage quota. It will reset at 2026-02-03 23:59:59 +0800 CST.","type":"TooManyRequests"}}`, Wait, "2026-02-03T23:59:59+08:00"},
+		{"a service's own daily quota", `"We have reached our daily quota. Please try again tomorrow."`, Wait, ""},
+		{"a model API's 404 through a client", `ERROR: OpenAI API request failed with status 404 for command "Dig straight down" - Endpoint not found.`, Stop, ""},
+		{"a fetch's 404 is no limit", "Error: fetch failed with status 404 for https://example.com/docs (model gpt-4o)", None, ""},
+		{"a 403 page from the API's edge", "ERROR: LLM API Error: HTTP code 403 from API (<!DOCTYPE html>\n<title>Attention Required! | Cloudflare</title>", Stop, ""},
+		{"the SDKs' PermissionDeniedError", "All model calls return PermissionDeniedError.\n3.Get 403 PermissionDeniedError", Stop, ""},
+		{"arXiv's 429", "Error: ArXiv API error - Page request resulted in HTTP 429 (https://export.arxiv.org/api/query?search_query=llm)", None, ""},
+		{"a Go module proxy's 429", "go: gopkg.in/tomb.v1@v1.0.0: unexpected status (https://goproxy.cn/gopkg.in/tomb.v1/@v/v1.0.0.info): 429 Too Many Requests", None, ""},
+		{"Docker Hub's code", "toomanyrequests: You have reached your pull rate limit. You may increase the limit by authenticating and upgrading", None, ""},
+	})
+}
