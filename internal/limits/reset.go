@@ -126,6 +126,12 @@ func clauseAt(s string, i int, now time.Time, retries bool) when {
 				return parseWhen(s[end:], now)
 			}
 		}
+		// Anthropic's computer-use demo: "Retry after 0:01:25 (HH:MM:SS)".
+		if end, ok := phraseAt(s, i, "retry", "after"); ok {
+			if w := clockDurationAt(s[end:], now); w.named {
+				return w
+			}
+		}
 		for _, in := range [][]string{{"resets", "in"}, {"reset", "in"}, {"try", "again", "in"}, {"resets", "after"}, {"reset", "after"}, {"retry", "in"}, {"retry", "after"}, {"wait"}, {"come", "back", "in"}, {"available", "in"}, {"请等待"}} {
 			if end, ok := phraseAt(s, i, in...); ok {
 				return durationAt(strings.TrimLeft(s[end:], "~*"), now) // "resets in ~5s", "wait **24 minutes**"
@@ -163,6 +169,24 @@ func clauseAt(s string, i int, now time.Time, retries bool) when {
 	}
 	return when{}
 }
+
+// clockDurationAt reads a duration written as a clock, "0:01:25
+// (HH:MM:SS)", from the start of s as a time after now; only where the
+// text says it is one.
+func clockDurationAt(s string, now time.Time) when {
+	m := clockDurationRE().FindStringSubmatch(s)
+	if m == nil {
+		return when{}
+	}
+	h, _ := strconv.Atoi(m[1])
+	mi, _ := strconv.Atoi(m[2])
+	sec, _ := strconv.Atoi(m[3])
+	return after(now, time.Duration(h)*time.Hour+time.Duration(mi)*time.Minute+time.Duration(sec)*time.Second)
+}
+
+var clockDurationRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\d{1,3}):(\d{2}):(\d{2})\s*\(HH:MM:SS\)`)
+})
 
 // secondsAt reads a count of seconds from the start of s as a time after
 // now.

@@ -605,6 +605,10 @@ var rules = sync.OnceValue(func() []rule {
 		// been interrupted".
 		{re: re(`\bloop\s+was\s+detected\s+in\s+the\s+model\b`),
 			kind: Loop, lead: true, needs: []string{"loop", "detected"}},
+		// page-agent's guard: "\"click_element_by_index\" has been called 4
+		// times in a row with identical input".
+		{re: re(`\bhas\s+been\s+called\s+\d+\s+times\s+in\s+a\s+row\s+with\s+identical\s+input\b`),
+			kind: Loop, needs: []string{"called", "identical"}},
 
 		// Stops.
 		// An error code a client prints as a line of its own, not in an
@@ -724,6 +728,17 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, needs: []string{"identity", "verification"}},
 		{re: re(`\baccess\s+to\s+model\s+\S+\s+denied\b`),
 			kind: Stop, needs: []string{"access", "denied"}},
+		// OpenAI's and Volcengine Ark's "The model ... does not exist or you
+		// do not have access to it" (computer-use-preview below its tier, a
+		// model retired); the Agents SDK's "Computer tool has unacknowledged
+		// safety check" (a person reviews the action); OpenRouter's "401 User
+		// not found" (the key's user).
+		{re: re(`\bdoes\s+not\s+exist\s+or\s+you\s+do\s+not\s+have\s+access\s+to\s+it\b`),
+			kind: Stop, needs: []string{"exist", "access"}},
+		{re: re(`\bcomputer\s+tool\s+has\s+unacknowledged\s+safety\s+check\b`),
+			kind: Stop, needs: []string{"unacknowledged"}},
+		{re: re(`\b401\s+user\s+not\s+found\b`),
+			kind: Stop, needs: []string{"401", "user"}},
 		{re: regexp.MustCompile(`订阅套餐暂未开放`),
 			kind: Stop, why: "the plan does not include the model (订阅套餐暂未开放)", needs: []string{"订阅套餐"}},
 		// Claude Code's "There's an issue with the selected model (...).
@@ -922,6 +937,7 @@ func codeFields() []rule {
 		{"content_filter", Stop, false, false},           // Moonshot's, Azure's
 		{"sensitive_words_detected", Stop, false, false}, // new-api's
 		{"AccountQuotaExceeded", Wait, false, false},     // Volcengine Ark's month
+		{"model_not_found", Stop, false, false},          // OpenAI's: no such model, or none for the account
 		{"throttling_error", Wait, true, false},
 		{"usage_limit_reached", Wait, false, false},
 		{"quota_exhausted", Wait, false, false},
@@ -1072,9 +1088,13 @@ func anyMatches(res []*regexp.Regexp, s string) bool {
 // ...", `detected "You've hit your limit"`) does not lead.
 func leads(text string, at int) bool {
 	p := strings.TrimRight(lineBefore(text, at), " \t")
+	if inCode(p) {
+		if inProseCode(p) {
+			return false // "classify `API Error: ...` as"
+		}
+		p = p[strings.IndexByte(p, '`')+1:] // a line pasted whole as code: "`API Error: 529 ..."
+	}
 	switch {
-	case inCode(p):
-		return false // "classify `API Error: ...` as"
 	case !hasWord(p), onlyTags(p):
 		return true
 	case opensField(p):
@@ -1114,6 +1134,13 @@ func lineBefore(text string, at int) string {
 // inCode reports whether the end of p, a line's start, is inside inline
 // code: a backtick opened and not closed.
 func inCode(p string) bool { return strings.Count(p, "`")%2 == 1 }
+
+// inProseCode reports whether the end of p, a line's start, is inside
+// inline code that prose opened ("I see the `429 Too Many Requests`"), not
+// in a line pasted whole as code ("`anthropic.RateLimitError: ...").
+func inProseCode(p string) bool {
+	return inCode(p) && hasWord(p[:strings.IndexByte(p, '`')])
+}
 
 // onlyTags reports whether p is nothing but tags in brackets: "[SSRF]",
 // "[WARN] [agent]".

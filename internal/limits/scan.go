@@ -318,7 +318,7 @@ func regionSigns(r region) []sign {
 				rl.open && runsOn(text, m[1]),
 				rl.field && !inObject(text, m[0]),
 				r.firstLine && !onFirstLine(text, m[0]),
-				rl.weak && inCode(lineBefore(text, m[0])),
+				rl.weak && inProseCode(lineBefore(text, m[0])),
 				rl.generic && !leads(text, m[0]) && (quoted(text, m[0]) || !errorBefore(text, m[0]) && !inObject(text, m[0])):
 				continue
 			}
@@ -599,6 +599,8 @@ var anchors = []struct {
 	{"11200", 2}, {"访问过于频繁", 0}, {"违规", 0},
 	// Keyed by the mo of "monthly" and the 40 of 403 and 404; 订阅 (a
 	// subscription) by its first bytes.
+	// Keyed by the ck of "unacknowledged" and the co of "contain".
+	{"unacknowledged", 4}, {"contain inappropriate content", 0},
 	{"weekly/monthly", 7}, {"status 404", 7}, {"403 permissiondenied", 0}, {"code 403 from api", 5}, {"订阅套餐", 0},
 }
 

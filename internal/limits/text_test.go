@@ -701,3 +701,26 @@ func TestGoProgramsGamesAndResearchLimits(t *testing.T) {
 		{"Docker Hub's code", "toomanyrequests: You have reached your pull rate limit. You may increase the limit by authenticating and upgrading", None, ""},
 	})
 }
+
+// Round 23's wordings, from computer-use and browser agents: a message
+// pasted whole as inline code counts where one in prose's code does not,
+// a model that does not exist for the account, a safety check to
+// acknowledge, a key's user not found, a page agent's guard, a content
+// refusal of a screenshot, and a wait written as a clock.
+func TestComputerUseAndBrowserAgentsLimits(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"a message pasted whole as code", "`anthropic.RateLimitError: Error code: 429 - {'type': 'error', 'error': {'type': 'rate_limit_error', 'message': 'Number of request tokens has exceeded your daily rate limit'}}`", Wait, ""},
+		{"a message in prose's code", "When the chat reaches its message limit I see the `429 Too Many Requests` error in the console.", None, ""},
+		{"a lead pasted whole as code", "`API Error: 529 Overloaded`", Wait, ""},
+		{"a model the account may not use", "openai.NotFoundError: Error code: 404 - {'error': {'message': 'The model computer-use-preview does not exist or you do not have access to it.', 'code': 'model_not_found'}}", Stop, ""},
+		{"Ark's retired endpoint", "Error: 404 The model or endpoint doubao-1-5-ui-tars-250428 does not exist or you do not have access to it.", Stop, ""},
+		{"a safety check to acknowledge", `openai.BadRequestError: Error code: 400 - {'error': {'message': "Computer tool has unacknowledged safety check for ['cu_sc_1']"}}`, Stop, ""},
+		{"OpenRouter's key without a user", "Failed to invoke google/gemini-2.5-pro with structured output:\n401 User not found.", Stop, ""},
+		{"a page agent's guard", `⚠️ Loop detected: "click_element_by_index" has been called 4 times in a row with identical input.`, Loop, ""},
+		{"a screenshot refused", "failed to call AI model service: 400 Input data may contain inappropriate content.", Stop, ""},
+		{"a wait written as a clock", "Rate limit exceeded. Retry after 0:01:25 (HH:MM:SS).", Wait, "2026-01-29T16:30:58+02:00"},
+		{"a clock without its format is no duration", "Rate limit exceeded. Retry after 0:01:25.", Wait, ""},
+	})
+	l := FromText("`anthropic.RateLimitError: Error code: 429 - {'type': 'error', 'error': {'type': 'rate_limit_error', 'message': 'Number of request tokens has exceeded your daily rate limit'}}`", now)
+	assert.False(t, l.Throttle, "a day's rate limit is a window: %s", l.Why)
+}
