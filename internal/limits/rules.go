@@ -210,6 +210,10 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, needs: []string{"quotalimit"}},
 		{re: re(`\bfree\s+usage\s+exceeded\b`),
 			kind: Wait, lead: true, needs: []string{"free", "exceeded"}},
+		// Amazon Q's "Monthly request limit reached - The limits reset on
+		// 08/01".
+		{re: re(`\bmonthly\s+request\s+limit\s+reached\b`),
+			kind: Wait, needs: []string{"monthly", "reached"}},
 		// Baidu ERNIE's error 17 through a relay: "Open api daily request
 		// limit reached".
 		{re: re(`\bopen\s+api\s+daily\s+request\s+limit\s+reached\b`),
@@ -290,6 +294,23 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Wait, throttle: true, needs: []string{"reached", "sending"}},
 		{re: re(`\bproviders\s+are\s+over\s+their\s+(?:global\s+)?rate\s+limit\b`),
 			kind: Wait, throttle: true, needs: []string{"providers", "over"}},
+		// The clouds' throttles: Bedrock's "Your request rate is too high"
+		// and serviceUnavailableException, Kiro's "Service is busy, retrying
+		// in 2s", Copilot Studio's GenAIToolPlannerRateLimitReached, Vertex's
+		// "the service is temporarily out of capacity", Databricks'
+		// REQUEST_LIMIT_EXCEEDED, watsonx's rate_limit_reached_requests.
+		{re: re(`\byour\s+request\s+rate\s+is\s+too\s+high\b`),
+			kind: Wait, throttle: true, needs: []string{"rate", "high"}},
+		{re: regexp.MustCompile(`\b(?i:service)UnavailableException\b`),
+			kind: Wait, throttle: true, weak: true, needs: []string{"unavailableexception"}},
+		{re: re(`\bservice\s+is\s+busy,\s+retrying\s+in\b`),
+			kind: Wait, throttle: true, lead: true, needs: []string{"busy", "retrying"}},
+		{re: regexp.MustCompile(`\bGenAIToolPlannerRateLimitReached\b`),
+			kind: Wait, throttle: true, needs: []string{"genaitoolplannerratelimitreached"}},
+		{re: re(`\bthe\s+service\s+is\s+temporarily\s+out\s+of\s+capacity\b`),
+			kind: Wait, throttle: true, needs: []string{"out", "capacity"}},
+		{re: regexp.MustCompile(`\bREQUEST_LIMIT_EXCEEDED\b`),
+			kind: Wait, throttle: true, weak: true, needs: []string{"request_limit_exceeded"}},
 		{re: re(`\brepeated\s+529\s+overloaded\s+errors`),
 			kind: Wait, throttle: true, lead: true, needs: []string{"529", "overloaded"}},
 		{re: re(`\bserver\s+is\s+temporarily\s+limiting\s+requests`),
@@ -739,6 +760,13 @@ var rules = sync.OnceValue(func() []rule {
 			kind: Stop, needs: []string{"unacknowledged"}},
 		{re: re(`\b401\s+user\s+not\s+found\b`),
 			kind: Stop, needs: []string{"401", "user"}},
+		// Vertex's "Permission 'aiplatform.endpoints.predict' denied",
+		// Snowflake Cortex's "The model you requested is unavailable in your
+		// region".
+		{re: re(`\bpermission\s+'aiplatform\.[\w.]+'\s+denied\b`),
+			kind: Stop, needs: []string{"aiplatform", "denied"}},
+		{re: re(`\bthe\s+model\s+you\s+requested\s+is\s+unavailable\s+in\s+your\s+region\b`),
+			kind: Stop, needs: []string{"unavailable", "region"}},
 		{re: regexp.MustCompile(`订阅套餐暂未开放`),
 			kind: Stop, why: "the plan does not include the model (订阅套餐暂未开放)", needs: []string{"订阅套餐"}},
 		// Claude Code's "There's an issue with the selected model (...).
@@ -933,11 +961,12 @@ func codeFields() []rule {
 		{"ratelimitexceeded", Wait, true, false},
 		{"too_many_requests_error", Wait, true, false}, // Cerebras'
 		{"request_quota_exceeded", Wait, true, false},
-		{"Arrearage", Stop, false, false},                // DashScope's: the account in arrears
-		{"content_filter", Stop, false, false},           // Moonshot's, Azure's
-		{"sensitive_words_detected", Stop, false, false}, // new-api's
-		{"AccountQuotaExceeded", Wait, false, false},     // Volcengine Ark's month
-		{"model_not_found", Stop, false, false},          // OpenAI's: no such model, or none for the account
+		{"Arrearage", Stop, false, false},                  // DashScope's: the account in arrears
+		{"content_filter", Stop, false, false},             // Moonshot's, Azure's
+		{"sensitive_words_detected", Stop, false, false},   // new-api's
+		{"AccountQuotaExceeded", Wait, false, false},       // Volcengine Ark's month
+		{"model_not_found", Stop, false, false},            // OpenAI's: no such model, or none for the account
+		{"rate_limit_reached_requests", Wait, true, false}, // watsonx's
 		{"throttling_error", Wait, true, false},
 		{"usage_limit_reached", Wait, false, false},
 		{"quota_exhausted", Wait, false, false},
@@ -1010,7 +1039,7 @@ var lookalikes = compileAll(
 	`---\s+fail`, `_test\.go:\d`, `assertionerror`, `\bgot\b[^\n]*\bwant\b`,
 	`\bcause:\s[^\n]*\bsolution:\s`,
 	`npm\s+err!`, `registry\.npmjs\.org`, `registry\.yarnpkg\.com`, `pypi\.org`, `files\.pythonhosted\.org`,
-	`crates\.io`, `proxy\.golang\.org`, `goproxy\.(?:cn|io)`, `export\.arxiv\.org`, `api\.semanticscholar\.org`, `serpapi\.com`, `api\.github\.com`, `stripe::`, `stripe\.error\.`, `docker\.io`, `mcp_tool_(?:result|use)`, `resolving\s+package`,
+	`crates\.io`, `proxy\.golang\.org`, `service\s+'(?:run|compute|sheets|drive|youtube|storage|bigquery|iam|cloudresourcemanager)\.googleapis\.com'`, `goproxy\.(?:cn|io)`, `export\.arxiv\.org`, `api\.semanticscholar\.org`, `serpapi\.com`, `api\.github\.com`, `stripe::`, `stripe\.error\.`, `docker\.io`, `mcp_tool_(?:result|use)`, `resolving\s+package`,
 	`huggingface\.co/[^\s/]+/[^\s/]+/resolve/`,
 	`oauth/usage`, `wham/usage`, `failed\s+to\s+load\s+usage\s+data`, `\busage\s+api\b`,
 	`\b403\b[^\n]{0,40}\brate\s+limit\s+exceeded`, `docker\s+hub`, `docs\.docker\.com`, `\bsearch\s+(?:tool|api)\b`, `tavily`, `serpapi`, `firecrawl`, `\be2b\b`, `discord\.(?:com|errors)`, "\\|\\s*`[a-z_]+`\\s*\\|",
@@ -1094,6 +1123,9 @@ func leads(text string, at int) bool {
 		}
 		p = p[strings.IndexByte(p, '`')+1:] // a line pasted whole as code: "`API Error: 529 ..."
 	}
+	if q, ok := cutLogLevel(p); ok && (!hasWord(q) || onlyTags(q)) {
+		return true // "[13:55:26] INFO     Rate limited on the OpenAI embeddings API"
+	}
 	switch {
 	case !hasWord(p), onlyTags(p):
 		return true
@@ -1134,6 +1166,18 @@ func lineBefore(text string, at int) string {
 // inCode reports whether the end of p, a line's start, is inside inline
 // code: a backtick opened and not closed.
 func inCode(p string) bool { return strings.Count(p, "`")%2 == 1 }
+
+// cutLogLevel cuts a logger's level from the end of p ("[13:55:26] INFO"),
+// and reports whether it did.
+func cutLogLevel(p string) (string, bool) {
+	p = strings.TrimRight(p, " \t|:-")
+	for _, l := range []string{"INFO", "DEBUG", "NOTICE", "TRACE"} {
+		if q, ok := strings.CutSuffix(p, l); ok && (q == "" || !isWordByte(q[len(q)-1])) {
+			return q, true
+		}
+	}
+	return "", false
+}
 
 // inProseCode reports whether the end of p, a line's start, is inside
 // inline code that prose opened ("I see the `429 Too Many Requests`"), not

@@ -601,6 +601,8 @@ var anchors = []struct {
 	// subscription) by its first bytes.
 	// Keyed by the ck of "unacknowledged" and the co of "contain".
 	{"unacknowledged", 4}, {"contain inappropriate content", 0},
+	// Keyed by the qu of "request" and the mi of "permission".
+	{"request rate is too high", 2}, {"permission 'aiplatform.", 3},
 	{"weekly/monthly", 7}, {"status 404", 7}, {"403 permissiondenied", 0}, {"code 403 from api", 5}, {"订阅套餐", 0},
 }
 

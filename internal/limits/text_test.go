@@ -724,3 +724,25 @@ func TestComputerUseAndBrowserAgentsLimits(t *testing.T) {
 	l := FromText("`anthropic.RateLimitError: Error code: 429 - {'type': 'error', 'error': {'type': 'rate_limit_error', 'message': 'Number of request tokens has exceeded your daily rate limit'}}`", now)
 	assert.False(t, l.Throttle, "a day's rate limit is a window: %s", l.Why)
 }
+
+// Round 24's wordings, from the clouds' agent platforms: Bedrock's,
+// Kiro's, Copilot Studio's, Vertex's, Databricks' and watsonx's throttles,
+// Amazon Q's month, a logger's level before a message, a role or a region
+// without the model, and another Google service's quota as a look-alike.
+func TestCloudAgentPlatformsLimits(t *testing.T) {
+	runTextCases(t, []textCase{
+		{"Bedrock Agents' request rate", `the error message is "Your request rate is too high. Reduce the frequency of requests."`, Wait, ""},
+		{"Bedrock's unavailable model", `{':exception-type': 'serviceUnavailableException', 'body': b'{"message":"Bedrock is unable to process your request."}'}`, Wait, ""},
+		{"Kiro's busy service, its retry the throttle's wait", "Service is busy, retrying in 2s...", Wait, "2026-01-29T16:29:35+02:00"},
+		{"Copilot Studio's planner", "Error GenAIToolPlannerRateLimitReached", Wait, ""},
+		{"Vertex out of capacity", "RESOURCE_EXHAUSTED: Unable to submit request because the service is temporarily out of capacity. Try again later.", Wait, ""},
+		{"Databricks' workspace limit", "Databricks rate limit reached for system.ai.qwen: REQUEST_LIMIT_EXCEEDED: Exceeded workspace QPS rate limit.", Wait, ""},
+		{"watsonx's code", `{"errors":[{"code":"rate_limit_reached_requests","message":"Rate limit of 2 requests per 1s was reached"}]}`, Wait, ""},
+		{"Amazon Q's month", "Unable to launch Q chat - Monthly request limit reached - The limits reset on 08/01", Wait, ""},
+		{"a logger's level before the words", "[13:55:26] INFO     Rate limited on the OpenAI embeddings API, sleeping before retrying...", Wait, ""},
+		{"an information line is no lead", "[13:55:26] INFORMATION about the rate limited flag", None, ""},
+		{"Vertex's role not granted", "Error Code: 403, Message: Permission 'aiplatform.endpoints.predict' denied on resource '//aiplatform.googleapis.com/projects/p/models/gemini-pro'", Stop, ""},
+		{"Cortex's model not in the region", `remote service error: 400 '"The model you requested is unavailable in your region. To access it, enable cross region inference."'`, Stop, ""},
+		{"another Google service's quota", "8 RESOURCE_EXHAUSTED: Quota exceeded for quota metric 'Read requests' and limit 'Read requests per minute per region' of service 'run.googleapis.com'", None, ""},
+	})
+}
