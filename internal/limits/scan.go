@@ -515,10 +515,10 @@ var anchors = []struct {
 	{"loop detected", 9}, {"loop was detected", 13}, {"busy", 0}, {"safeguards", 4},
 	{"identical arguments", 12}, {"capacity", 4}, {"límite", 3}, {"public_error_unsafe", 2},
 	{"exact same tool", 3}, {"rejected as", 4},
-	// A key or login refused: keyed by the c of "incorrect" and of
+	// A key or login refused: keyed by the ct of "incorrect", the c of
 	// "authentication", the v of "valid", the x of "x-api-key" and of
 	// "expired", and the 40 of 401.
-	{"incorrect api key", 2}, {"pass a valid api key", 7}, {"invalid_api_key", 2}, {"api_key_invalid", 10},
+	{"incorrect api key", 7}, {"pass a valid api key", 7}, {"invalid_api_key", 2}, {"api_key_invalid", 10},
 	{"x-api-key", 0}, {"authentication_error", 8}, {"oauth token has expired", 17}, {"401", 0},
 	// Keyed by the cc of "access" and of "stuck", the v of "individual",
 	// the c of "allocated", "authentication" and "copilot".
@@ -571,11 +571,10 @@ var anchors = []struct {
 	// "spending cap" by the ca of "cap", 负责任 (responsible) by its first
 	// bytes.
 	{"does not exist", 10}, {"model_not_supported", 0}, {"负责任", 0}, {"spending cap", 9},
-	// A model that is not there: Anthropic's not_found_error by the _e of
-	// "_error" (the one byte of a row that prose seldom holds), Gemini's
-	// "not found for API version" by the ve of "version"; Open Design's
-	// "10x without progress" by the x before it.
-	{"not_found_error", 9}, {"not found for api version", 18}, {"x without progress", 0},
+	// A model that is not there: Anthropic's "404 not_found_error" by the 40
+	// of 404, Gemini's "not found for API version" by the ve of "version";
+	// Open Design's "10x without progress" by the x before it.
+	{"404 not_found_error", 0}, {"not found for api version", 18}, {"x without progress", 0},
 	// Keyed by the qu of "required", the ba of "balance", the va of
 	// "invalid", the mo of "models", the co of "continue" and the cc of
 	// "access".
@@ -591,16 +590,16 @@ var anchors = []struct {
 	{"api access paused", 5}, {"key has access to this model", 9}, {"stuck state", 3},
 	{"must subscribe to a plan", 9}, {"maximum retry attempts", 0},
 	// Keyed by the cc of "access" and "account", the ve of "verification"
-	// and "sensitive", the _f of "content_filter", the 20 of
+	// and "sensitive", the gh of "high", the 20 of
 	// iFlytek's code 11200; 访问 (access) and 违规 (a violation) by their
 	// first bytes.
 	{"all accounts are currently limited", 5}, {"accountoverdue", 1}, {"access to model", 1},
-	{"identity verification", 9}, {"sensitive_words_detected", 7}, {"content_filter", 7},
+	{"identity verification", 9}, {"sensitive_words_detected", 7}, {"considered high risk", 13},
 	{"11200", 2}, {"访问过于频繁", 0}, {"违规", 0},
 	// Keyed by the mo of "monthly" and the 40 of 403 and 404; 订阅 (a
 	// subscription) by its first bytes.
 	// Keyed by the ck of "unacknowledged" and the co of "contain".
-	{"unacknowledged", 4}, {"contain inappropriate content", 0},
+	{"unacknowledged", 3}, {"contain inappropriate content", 0},
 	// Keyed by the qu of "request" and the mi of "permission".
 	{"request rate is too high", 2}, {"permission 'aiplatform.", 3},
 	{"weekly/monthly", 7}, {"status 404", 7}, {"403 permissiondenied", 0}, {"code 403 from api", 5}, {"订阅套餐", 0},
@@ -608,7 +607,7 @@ var anchors = []struct {
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the
 // anchors' pairs.
-const maxPairRows = 32
+const maxPairRows = 16
 
 // The tables of hasAnchor: pairRows[c] is the row of the pairs that begin
 // with byte c (0: none), pairs[row][c] the index in pairAnchors of the
