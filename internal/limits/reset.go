@@ -126,12 +126,6 @@ func clauseAt(s string, i int, now time.Time, retries bool) when {
 				return parseWhen(s[end:], now)
 			}
 		}
-		// Anthropic's computer-use demo: "Retry after 0:01:25 (HH:MM:SS)".
-		if end, ok := phraseAt(s, i, "retry", "after"); ok {
-			if w := clockDurationAt(s[end:], now); w.named {
-				return w
-			}
-		}
 		for _, in := range [][]string{{"resets", "in"}, {"reset", "in"}, {"try", "again", "in"}, {"resets", "after"}, {"reset", "after"}, {"retry", "in"}, {"retry", "after"}, {"wait"}, {"come", "back", "in"}, {"available", "in"}, {"请等待"}} {
 			if end, ok := phraseAt(s, i, in...); ok {
 				return durationAt(strings.TrimLeft(s[end:], "~*"), now) // "resets in ~5s", "wait **24 minutes**"
@@ -201,9 +195,12 @@ func secondsAt(s string, now time.Time) when {
 	return when{}
 }
 
-// durationAt reads a duration from the start of s (see parseDuration) as
-// a time after now.
+// durationAt reads a duration from the start of s (see parseDuration, and
+// clockDurationAt) as a time after now.
 func durationAt(s string, now time.Time) when {
+	if w := clockDurationAt(s, now); w.named {
+		return w // Anthropic's computer-use demo: "Retry after 0:01:25 (HH:MM:SS)"
+	}
 	if d, ok := parseDuration(s); ok {
 		return after(now, d)
 	}
