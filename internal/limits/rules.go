@@ -739,8 +739,10 @@ var rules = sync.OnceValue(func() []rule {
 		// ... denied".
 		{re: re(`\bthe\s+model\s+service\s+has\s+been\s+paused\b`),
 			kind: Stop, needs: []string{"service", "paused"}},
-		{re: regexp.MustCompile(`\b(AccountOverdueError|AppIdNoAuthError)\b`),
-			kind: Stop, why: "API error ", needs: []string{"error"}},
+		{re: regexp.MustCompile(`\bAccountOverdueError\b`),
+			kind: Stop, needs: []string{"accountoverdueerror"}},
+		{re: regexp.MustCompile(`\bAppIdNoAuthError\b`),
+			kind: Stop, needs: []string{"appidnoautherror"}},
 		{re: regexp.MustCompile(`内容审核不通过|涉嫌违规`),
 			kind: Stop, why: "refused under the content policy (内容审核不通过)", needs: []string{"违规"}},
 		{re: re(`\brejected\s+because\s+it\s+was\s+considered\s+high\s+risk\b`),
