@@ -78,14 +78,14 @@ type scanner struct {
 	starts [contextLines]int
 	lines  int
 
-	// The region being gathered in it: w[from:to], and the lines read
-	// since its last line with a limit's words. done is where the last
-	// region ended: a region never reads text twice.
 	// heading: the last line read was a Markdown heading, whose
 	// paragraph runs on past the blank line after it ("## Review limit
 	// reached", then its wait).
 	heading bool
 
+	// The region being gathered in it: w[from:to], and the lines read
+	// since its last line with a limit's words. done is where the last
+	// region ended: a region never reads text twice.
 	gathering bool
 	from, to  int
 	after     int
@@ -576,8 +576,8 @@ var anchors = []struct {
 	// Open Design's "10x without progress" by the x before it.
 	{"404 not_found_error", 0}, {"not found for api version", 18}, {"x without progress", 0},
 	// Keyed by the qu of "required", the ba of "balance", the va of
-	// "invalid", the mo of "models", the co of "continue" and the cc of
-	// "access".
+	// "invalid", the mo of "models", the co of "continue" (no rarer pair is
+	// in MiMo Code's words) and the cc of "access".
 	{"payment required", 10}, {"balance not enough", 0}, {"invalid api token", 2},
 	{"free-models-per-day", 5}, {"continue after repeated failures", 0}, {"access to the chat endpoint", 1},
 	// Keyed by the ma of "maximum", the vi of "provider", the ge of
@@ -590,19 +590,19 @@ var anchors = []struct {
 	{"api access paused", 5}, {"key has access to this model", 9}, {"stuck state", 3},
 	{"must subscribe to a plan", 9}, {"maximum retry attempts", 0},
 	// Keyed by the cc of "access" and "account", the ve of "verification"
-	// and "sensitive", the gh of "high", the 20 of
-	// iFlytek's code 11200; 访问 (access) and 违规 (a violation) by their
-	// first bytes.
+	// and "sensitive", the gh of "high", the 20 of iFlytek's code 11200;
+	// 访问 (access) and 违规 (a violation) by their first bytes.
 	{"all accounts are currently limited", 5}, {"accountoverdue", 1}, {"access to model", 1},
 	{"identity verification", 9}, {"sensitive_words_detected", 7}, {"considered high risk", 13},
 	{"11200", 2}, {"访问过于频繁", 0}, {"违规", 0},
 	// Keyed by the mo of "monthly" and the 40 of 403 and 404; 订阅 (a
 	// subscription) by its first bytes.
-	// Keyed by the ck of "unacknowledged" and the co of "contain".
-	{"unacknowledged", 3}, {"contain inappropriate content", 0},
-	// Keyed by the qu of "request" and the mi of "permission".
-	{"request rate is too high", 2}, {"permission 'aiplatform.", 3},
 	{"weekly/monthly", 7}, {"status 404", 7}, {"403 permissiondenied", 0}, {"code 403 from api", 5}, {"订阅套餐", 0},
+	// Keyed by the ck of "unacknowledged", the co of "contain" (no rarer
+	// pair is in Midscene's words), the qu of "request" and the mi of
+	// "permission".
+	{"unacknowledged", 3}, {"contain inappropriate content", 0},
+	{"request rate is too high", 2}, {"permission 'aiplatform.", 3},
 }
 
 // maxPairRows bounds the rows of the pairs table: the first bytes of the
