@@ -75,6 +75,8 @@ func unixAt(sec float64, now time.Time) when {
 //	Please retry in 11.665902715s.         Gemini API
 //	Your quota will reset after 8h44m7s.   Gemini Code Assist
 //	Please wait 17 seconds before trying again  Copilot
+//	请 117 秒后重试                          a proxy, in Chinese (retry in 117 seconds)
+//	wait for your limit to reset on 2026 4 23 22:48  Copilot, a date in numbers
 //	regain access on 2025-06-01 at 00:00 UTC  Anthropic API spend limit
 //	usage limit reached|1766502000         Claude Code, a Unix time
 //	"resets_at":1777936568                 Codex's usage_limit_reached body
@@ -131,6 +133,11 @@ func clauseAt(s string, i int, now time.Time, retries bool) when {
 				return durationAt(strings.TrimLeft(s[end:], "~*"), now) // "resets in ~5s", "wait **24 minutes**"
 			}
 		}
+		if rest, ok := strings.CutPrefix(s[i:], "请"); ok {
+			if w := cjkDurationAt(strings.TrimLeft(rest, " "), now); w.named {
+				return w // "请 117 秒后重试" (retry in 117 seconds)
+			}
+		}
 		for _, retry := range [][]string{{"retrying", "in"}, {"retrying", "after"}, {"waiting", "for"}, {"waiting"}} {
 			if end, ok := phraseAt(s, i, retry...); ok && retries {
 				return durationAt(s[end:], now)
@@ -180,6 +187,28 @@ func clockDurationAt(s string, now time.Time) when {
 
 var clockDurationRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^(\d{1,3}):(\d{2}):(\d{2})\s*\(HH:MM:SS\)`)
+})
+
+// cjkDurationAt reads a wait written in Chinese from the start of s, a
+// count and its unit before 后 (after): "117 秒后", "5分钟后", "2 小时后".
+func cjkDurationAt(s string, now time.Time) when {
+	m := cjkDurationRE().FindStringSubmatch(s)
+	if m == nil {
+		return when{}
+	}
+	n, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		return when{}
+	}
+	unit := map[string]time.Duration{"秒": time.Second, "分钟": time.Minute, "分": time.Minute, "小时": time.Hour}[m[2]]
+	if n*float64(unit) > float64(MaxAhead) {
+		return when{named: true}
+	}
+	return after(now, time.Duration(n*float64(unit)))
+}
+
+var cjkDurationRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\d{1,9}(?:\.\d+)?)\s*(秒|分钟|分|小时)钟?后`)
 })
 
 // secondsAt reads a count of seconds from the start of s as a time after
@@ -328,6 +357,7 @@ var whenRE = sync.OnceValue(func() *regexp.Regexp {
 		`(?:(?P<wday>mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?` +
 		`(?:(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(?P<day>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<year>\d{4}))?(?:\s*,\s*|\s+at\s+|\s+)` +
 		`|(?P<iso>\d{4}-\d{2}-\d{2})(?:\s+at\s+|\s+|T)` +
+		`|(?P<ymd>\d{4}\s\d{1,2}\s\d{1,2})\s+` +
 		`|(?P<pday>\d{1,2})\s+(?:de\s+)?(?P<pmonth>[a-z]{3})[a-z]*\.?\s+(?:de\s+)?(?P<pyear>\d{4}),?\s+)?` +
 		`(?P<hour>\d{1,2})(?::(?P<min>\d{2}))?(?::(?P<sec>\d{2})(?:\.\d{1,9})?)?(?:\s*(?P<ampm>[ap]\.?\s?m\b\.?))?` +
 		`(?:\s*\((?P<zone>[A-Za-z][A-Za-z0-9_+\-/]{0,63})\)|\s*\b(?P<zword>UTC|GMT)(?P<zoff>[+-]\d{1,2}(?::?\d{2})?)?\b|(?P<zulu>Z)\b|\s*(?P<isooff>[+-]\d{2}:?\d{2})\b)?`)
@@ -451,6 +481,16 @@ func parseClock(s string, now time.Time) when {
 			return when{named: true}
 		}
 		return usable(at(d.Year(), d.Month(), d.Day()), now)
+	case g("ymd") != "":
+		f := strings.Fields(g("ymd"))
+		y, _ := strconv.Atoi(f[0])
+		mo, _ := strconv.Atoi(f[1])
+		day, _ := strconv.Atoi(f[2])
+		t := at(y, time.Month(mo), day)
+		if mo < 1 || mo > 12 || t.Day() != day {
+			return when{named: true} // "2026 13 1", "2026 2 30"
+		}
+		return usable(t, now)
 	case g("month") != "":
 		mo := months[strings.ToLower(g("month"))]
 		day, _ := strconv.Atoi(g("day"))

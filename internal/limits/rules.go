@@ -1065,9 +1065,10 @@ var googleWords = compileAll(`gemini`, `generativelanguage`, `ai\.google\.dev`, 
 var paid402 = compileAll(`\b402\s*[{(:-]`, `\bstatus(?:_?code)?\W{0,3}402\b`, `\bhttp\s+402\b`)
 
 // chinaTime finds the words of Zhipu's (Z.ai's) limits, whose resets name
-// no zone and are China's time: its codes 1308 and 1310, 使用上限 (the
+// no zone and are China's time: its codes 1308 and 1310, 1310's words
+// (its weekly or monthly limit, quoted without the code), 使用上限 (the
 // usage cap), its hosts.
-var chinaTime = compileAll(`\b13(?:08|10)\b`, `使用上限`, `z\.ai\b`, `bigmodel\.cn`, `zhipu`)
+var chinaTime = compileAll(`\b13(?:08|10)\b`, `weekly/monthly\s+limit\s+exhausted`, `使用上限`, `z\.ai\b`, `bigmodel\.cn`, `zhipu`)
 
 // shanghai is China's time zone.
 var shanghai = sync.OnceValue(func() *time.Location {

@@ -250,7 +250,7 @@ func TestIDEsProxiesAndAppsLimits(t *testing.T) {
 	runTextCases(t, []textCase{
 		{"a proxy's credential cooldown", `API Error: 429 {"error":{"code":"model_cooldown","message":"All credentials for model gemini-pro are cooling down","reset_seconds":120}}`, Wait, "2026-01-29T16:31:33+02:00"},
 		{"a rate limit for a model, and its Resets in:", "Permission denied: Reached message rate limit for this model. Please try again later. Resets in: 30m0s", Wait, "2026-01-29T16:59:33+02:00"},
-		{"every account rate-limited, in Chinese", `{"error":{"message":"gpt-5.1 所有账号均已达速率限制，请 117 秒后重试"}}`, Wait, ""},
+		{"every account rate-limited, in Chinese", `{"error":{"message":"gpt-5.1 所有账号均已达速率限制，请 117 秒后重试"}}`, Wait, "2026-01-29T16:31:30+02:00"},
 		{"upstream saturated, in Chinese", "429 当前分组上游负载已饱和，请稍后再试", Wait, ""},
 		{"Bing's daily limit", "聊得很愉快，但你已达到每日限制。请明天再试。", Wait, ""},
 		{"Amazon Q's monthly maximum", `Error { code: "ThrottlingException", message: "Maximum GenerateAssistantResponse reached for this month." }`, Wait, ""},
@@ -689,6 +689,9 @@ func TestGoProgramsGamesAndResearchLimits(t *testing.T) {
 		{"a provider's 503 through an ops tool", "Error: failed while calling AI provider openai: error, status code: 503, message: invalid character '<'", Wait, ""},
 		{"Z.ai's plan in Chinese", "当前订阅套餐暂未开放GLM-5V-Turbo权限", Stop, ""},
 		{"Z.ai's week or month, in China's time", `{"error":{"code":"1310","message":"Weekly/Monthly Limit Exhausted. Your limit will reset at 2026-02-03 18:01:05"}}`, Wait, "2026-02-03T18:01:05+08:00"},
+		{"Z.ai's words without its code, still China's time", "task `146398`: `Weekly/Monthly Limit Exhausted. Your limit will reset at 2026-02-03 18:01:05`", Wait, "2026-02-03T18:01:05+08:00"},
+		{"a wait in Chinese, in minutes", "当前模型已达速率限制，请 5 分钟后重试", Wait, "2026-01-29T16:34:33+02:00"},
+		{"Copilot's weekly limit, its reset in numbers", "You've reached your weekly rate limit. Please upgrade your plan or wait for your limit to reset on 2026 2 3 22:48. Learn More", Wait, "2026-02-03T22:48:00+02:00"},
 		{"a spent quota that names when it lifts", "You exceeded your current quota, please check your plan and billing details ... Please retry in 2h35m3.27s", Wait, "2026-01-29T19:04:36+02:00"},
 		{"Volcengine's month and its offset", `{"error":{"code":"AccountQuotaExceeded","message":"You have exceeded the monthly usage quota. It will reset at 2026-02-03 23:59:59 +0800 CST.","type":"TooManyRequests"}}`, Wait, "2026-02-03T23:59:59+08:00"},
 		{"a service's own daily quota", `"We have reached our daily quota. Please try again tomorrow."`, Wait, ""},
