@@ -1101,6 +1101,17 @@ func compileAll(exprs ...string) func() []*regexp.Regexp {
 	})
 }
 
+// lastMatch returns where the last match of any of res in s begins, or -1.
+func lastMatch(res []*regexp.Regexp, s string) int {
+	last := -1
+	for _, re := range res {
+		if ms := re.FindAllStringIndex(s, -1); len(ms) > 0 {
+			last = max(last, ms[len(ms)-1][0])
+		}
+	}
+	return last
+}
+
 // anyMatches reports whether one of res matches s.
 func anyMatches(res []*regexp.Regexp, s string) bool {
 	for _, re := range res {

@@ -347,14 +347,20 @@ func regionSigns(r region) []sign {
 		signs = strong
 	}
 	sort.SliceStable(signs, func(a, b int) bool { return signs[a].m[0] < signs[b].m[0] })
-	daily, zero := anyMatches(dailyQuota(), lower), anyMatches(zeroQuota(), lower)
+	zero := anyMatches(zeroQuota(), lower)
+	lastDay := lastMatch(dailyQuota(), lower)
 	paid, soon, china := anyMatches(paid402(), lower), anyMatches(soonWords(), lower), anyMatches(chinaTime(), lower)
 	for i := range signs {
 		signs[i].next = len(text)
 		if i+1 < len(signs) {
 			signs[i].next = signs[i+1].m[0]
 		}
-		signs[i].daily, signs[i].zero, signs[i].headers = daily, zero, headers
+		// A quota's day is read from the sign's line on: a message names
+		// its window after its status, and a word before it ("failed
+		// embedding: Daily Notes/…" above a 429) is the work's, not the
+		// limit's.
+		signs[i].daily = lastDay >= strings.LastIndexByte(text[:signs[i].m[0]], '\n')+1
+		signs[i].zero, signs[i].headers = zero, headers
 		signs[i].paid, signs[i].soon, signs[i].china = paid, soon, china
 	}
 	return signs

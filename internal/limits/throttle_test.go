@@ -33,6 +33,9 @@ func TestThrottlesAreToldFromUsageLimits(t *testing.T) {
 		{"a rejected rate_limit_event", `{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","rateLimitType":"five_hour"}}`, false},
 		{"a usage limit outranks a throttle, both without a reset", "You've hit your limit\nAPI Error: Request rejected (429)", false},
 		{"a usage limit outranks a throttle before it", "API Error: Request rejected (429)\nYou've hit your limit", false},
+		{"a day named on a line above a 429 is the work's (a notes folder)", "failed embedding: 5 Daily Notes/2022-11-14-Mon.md\nplugin:smart-connections:721 Error: Request failed, status 429", true},
+		{"a day named after a 429 is its window", "Error: Request failed, status 429\nLimit: requests per day", false},
+		{"a day named on a 429's own line is its window", "Error: Request failed, status 429 (daily quota)", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
