@@ -266,10 +266,11 @@ type sign struct {
 	m    []int
 	next int // where the next sign in the region begins, or its end
 
-	daily, zero bool        // the region's words: a quota of a day, of zero
-	paid, soon  bool        // an HTTP 402 (paid402), a wait of a moment (soonWords)
-	china       bool        // Zhipu's words, whose resets are China's time (chinaTime)
-	headers     http.Header // the rate-limit headers the region dumps, if any
+	daily      bool        // a quota of a day named on the sign's line or after it (dailyQuota)
+	zero       bool        // the region's words: a quota of zero (zeroQuota)
+	paid, soon bool        // an HTTP 402 (paid402), a wait of a moment (soonWords)
+	china      bool        // Zhipu's words, whose resets are China's time (chinaTime)
+	headers    http.Header // the rate-limit headers the region dumps, if any
 }
 
 // decide reads the regions closely and returns the limit the window shows
@@ -348,18 +349,25 @@ func regionSigns(r region) []sign {
 	}
 	sort.SliceStable(signs, func(a, b int) bool { return signs[a].m[0] < signs[b].m[0] })
 	zero := anyMatches(zeroQuota(), lower)
-	lastDay := lastMatch(dailyQuota(), lower)
+	// A quota's day is read from the sign's line on: a message names its
+	// window after its status, and a word before it ("failed embedding:
+	// Daily Notes/…" above a 429) is the work's, not the limit's. Lines
+	// are counted, not offsets compared: lower-casing may change a text's
+	// length, never its lines.
+	dayLine := -1
+	if at := lastMatch(dailyQuota(), lower); at >= 0 {
+		dayLine = strings.Count(lower[:at], "\n")
+	}
+	line, counted := 0, 0
 	paid, soon, china := anyMatches(paid402(), lower), anyMatches(soonWords(), lower), anyMatches(chinaTime(), lower)
 	for i := range signs {
 		signs[i].next = len(text)
 		if i+1 < len(signs) {
 			signs[i].next = signs[i+1].m[0]
 		}
-		// A quota's day is read from the sign's line on: a message names
-		// its window after its status, and a word before it ("failed
-		// embedding: Daily Notes/…" above a 429) is the work's, not the
-		// limit's.
-		signs[i].daily = lastDay >= strings.LastIndexByte(text[:signs[i].m[0]], '\n')+1
+		line += strings.Count(text[counted:signs[i].m[0]], "\n") // signs are in text order
+		counted = signs[i].m[0]
+		signs[i].daily = line <= dayLine
 		signs[i].zero, signs[i].headers = zero, headers
 		signs[i].paid, signs[i].soon, signs[i].china = paid, soon, china
 	}

@@ -36,6 +36,7 @@ func TestThrottlesAreToldFromUsageLimits(t *testing.T) {
 		{"a day named on a line above a 429 is the work's (a notes folder)", "failed embedding: 5 Daily Notes/2022-11-14-Mon.md\nplugin:smart-connections:721 Error: Request failed, status 429", true},
 		{"a day named after a 429 is its window", "Error: Request failed, status 429\nLimit: requests per day", false},
 		{"a day named on a 429's own line is its window", "Error: Request failed, status 429 (daily quota)", false},
+		{"a day on the 429's line below letters that lower-case shorter", "\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\u212a\nDaily quota. Error: Request failed, status 429", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
